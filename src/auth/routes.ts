@@ -1,0 +1,49 @@
+import { HttpError, MESSAGES } from '../errors.ts';
+import { readJsonObject } from '../http/body.ts';
+import type { RouteDefinition } from '../http/router.ts';
+import type { Reply, Route } from '../http/route.ts';
+import type { Logger } from '../log.ts';
+import { createCredentialCheck } from './credentials.ts';
+import { signToken } from './jwt.ts';
+import type { LoginThrottle } from './throttle.ts';
+
+export interface TokenRouteOptions {
+  username: string;
+  password: string;
+  signingKey: Uint8Array;
+  throttle: LoginThrottle;
+  nowSeconds: () => number;
+  logger: Logger;
+}
+
+/** spec §4.1, with login throttling (decisions.md, "Authentication"). */
+export function tokenRoute(options: TokenRouteOptions): RouteDefinition<Route> {
+  const matches = createCredentialCheck(options.username, options.password);
+  const { throttle, signingKey, nowSeconds, logger } = options;
+  return {
+    method: 'POST',
+    pattern: '/token',
+    handler: {
+      auth: false,
+      async handle({ req, clientAddress }): Promise<Reply> {
+        const wait = throttle.retryAfter(clientAddress);
+        if (wait > 0) throw new HttpError(429, MESSAGES.tooManyLoginAttempts, { 'retry-after': String(wait) });
+        const body = await readJsonObject(req, MESSAGES.invalidRequestPayload);
+        const { username, password } = body;
+        if (typeof username !== 'string' || typeof password !== 'string') throw new HttpError(400, MESSAGES.invalidRequestPayload);
+        if (!matches(username, password)) {
+          throttle.recordFailure(clientAddress);
+          throw new HttpError(401, MESSAGES.invalidCredentials);
+        }
+        let token: string;
+        try {
+          token = signToken(username, signingKey, nowSeconds());
+        } catch (err) {
+          logger.error('token signing failed', { err: err as Error });
+          throw new HttpError(500, MESSAGES.couldNotGenerateToken);
+        }
+        return { status: 200, message: MESSAGES.tokenGenerated, data: `{"token":${JSON.stringify(token)}}` };
+      },
+    },
+  };
+}

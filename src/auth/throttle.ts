@@ -1,0 +1,51 @@
+/** decisions.md: a fixed 15-minute window from an address's first counted failure. */
+export const THROTTLE_WINDOW_MS = 15 * 60 * 1000;
+
+/** Beyond this many tracked addresses, expired windows are swept before a new one is added. */
+const SWEEP_AT = 10_000;
+
+interface Window {
+  start: number;
+  failures: number;
+}
+
+export interface LoginThrottle {
+  /** Seconds until the address may try again, or 0 when it may try now. */
+  retryAfter(address: string): number;
+  recordFailure(address: string): void;
+}
+
+/** Counts failed logins per client address; `maxFailures` 0 disables it. */
+export function createLoginThrottle(maxFailures: number, now: () => number = Date.now): LoginThrottle {
+  const windows = new Map<string, Window>();
+  const live = (address: string, at: number): Window | undefined => {
+    const w = windows.get(address);
+    if (w !== undefined && at - w.start >= THROTTLE_WINDOW_MS) {
+      windows.delete(address);
+      return undefined;
+    }
+    return w;
+  };
+  return {
+    retryAfter(address) {
+      if (maxFailures === 0) return 0;
+      const at = now();
+      const w = live(address, at);
+      if (w === undefined || w.failures < maxFailures) return 0;
+      return Math.max(1, Math.ceil((w.start + THROTTLE_WINDOW_MS - at) / 1000));
+    },
+    recordFailure(address) {
+      if (maxFailures === 0) return;
+      const at = now();
+      const w = live(address, at);
+      if (w !== undefined) {
+        w.failures++;
+        return;
+      }
+      if (windows.size >= SWEEP_AT) {
+        for (const [key, value] of windows) if (at - value.start >= THROTTLE_WINDOW_MS) windows.delete(key);
+      }
+      windows.set(address, { start: at, failures: 1 });
+    },
+  };
+}

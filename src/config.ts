@@ -1,0 +1,133 @@
+import { parseEnv } from 'node:util';
+import { ConfigError } from './errors.ts';
+import { LOG_LEVELS, type LogLevel } from './log.ts';
+
+export interface Config {
+  port: number;
+  /** undefined: all interfaces. */
+  host: string | undefined;
+  dataDir: string;
+  logLevel: LogLevel;
+  /** undefined: a secret is generated once and kept in the data directory. */
+  secretToken: string | undefined;
+  username: string;
+  /** undefined: a password is generated once and kept in the data directory. */
+  password: string | undefined;
+  /** Failed logins per client address per 15 minutes before 429; 0 disables throttling. */
+  loginMaxFailures: number;
+}
+
+export type Command = { kind: 'help' } | { kind: 'version' } | { kind: 'serve'; config: Config };
+
+export interface ConfigSources {
+  argv: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  /** Text of a `.env` file in the working directory, when there is one. */
+  dotenv?: string | undefined;
+}
+
+export const DEFAULTS = {
+  port: 8080,
+  dataDir: './data',
+  logLevel: 'info',
+  username: 'admin',
+  loginMaxFailures: 20,
+} as const;
+
+const FLAGS = {
+  '--port': 'port',
+  '--host': 'host',
+  '--data-dir': 'dataDir',
+  '--log-level': 'logLevel',
+} as const;
+type FlagKey = (typeof FLAGS)[keyof typeof FLAGS];
+
+export const USAGE = `Usage: book-catalogue [options]
+
+Book catalogue HTTP/JSON service.
+
+Options:
+  --port <n>         listening port, 0..65535 (env PORT, default ${DEFAULTS.port})
+  --host <addr>      listening address (env HOST, default all interfaces)
+  --data-dir <dir>   data directory, created if missing (env DATA_DIR, default ${DEFAULTS.dataDir})
+  --log-level <lvl>  ${LOG_LEVELS.join(', ')} (env LOG_LEVEL, default ${DEFAULTS.logLevel})
+  -h, --help         print this help and exit
+  -v, --version      print the version and exit
+
+Environment only:
+  SECRET_TOKEN        HS256 signing secret (32+ bytes); generated and kept in the data dir if unset
+  AUTH_USERNAME       login name (default ${DEFAULTS.username})
+  AUTH_PASSWORD       login password; generated and kept in the data dir if unset
+  LOGIN_MAX_FAILURES  failed logins per address per 15 min before 429 (default ${DEFAULTS.loginMaxFailures}, 0 disables)
+
+Flags win over environment variables, which win over a .env file in the working directory.
+`;
+
+/**
+ * Turns argv, the environment and `.env` text into a command. Pure: it reads no globals, so every
+ * rule is testable directly; it throws ConfigError with one line a person can act on.
+ */
+export function parseCommand(sources: ConfigSources): Command {
+  const flags: Partial<Record<FlagKey, string>> = {};
+  const args = sources.argv;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === '-h' || arg === '--help') return { kind: 'help' };
+    if (arg === '-v' || arg === '--version') return { kind: 'version' };
+    const eq = arg.indexOf('=');
+    const name = eq === -1 ? arg : arg.slice(0, eq);
+    if (!Object.hasOwn(FLAGS, name)) {
+      throw new ConfigError(
+        arg.startsWith('-') ? `unknown option ${name} (see --help)` : `unexpected argument ${JSON.stringify(arg)} (see --help)`,
+      );
+    }
+    let value: string | undefined;
+    if (eq !== -1) {
+      value = arg.slice(eq + 1);
+    } else {
+      value = args[i + 1];
+      if (value === undefined || value.startsWith('--')) throw new ConfigError(`option ${name} needs a value`);
+      i++;
+    }
+    flags[FLAGS[name as keyof typeof FLAGS]] = value;
+  }
+
+  const fileEnv = sources.dotenv === undefined ? {} : parseEnv(sources.dotenv);
+  const env = (key: string): string | undefined => {
+    const value = sources.env[key] ?? fileEnv[key];
+    return value === '' ? undefined : value;
+  };
+
+  const portText = flags.port ?? env('PORT');
+  const logLevel = flags.logLevel ?? env('LOG_LEVEL') ?? DEFAULTS.logLevel;
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`invalid log level ${JSON.stringify(logLevel)}: expected one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const failuresText = env('LOGIN_MAX_FAILURES');
+  return {
+    kind: 'serve',
+    config: {
+      port: portText === undefined ? DEFAULTS.port : parsePort(portText),
+      host: flags.host ?? env('HOST'),
+      dataDir: flags.dataDir ?? env('DATA_DIR') ?? DEFAULTS.dataDir,
+      logLevel: logLevel as LogLevel,
+      secretToken: env('SECRET_TOKEN'),
+      username: env('AUTH_USERNAME') ?? DEFAULTS.username,
+      password: env('AUTH_PASSWORD'),
+      loginMaxFailures:
+        failuresText === undefined ? DEFAULTS.loginMaxFailures : parseCount('LOGIN_MAX_FAILURES', failuresText),
+    },
+  };
+}
+
+function parsePort(text: string): number {
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
+  if (!(port <= 65535)) throw new ConfigError(`invalid port ${JSON.stringify(text)}: expected a whole number from 0 to 65535`);
+  return port;
+}
+
+function parseCount(name: string, text: string): number {
+  const n = /^\d{1,9}$/.test(text) ? Number(text) : NaN;
+  if (Number.isNaN(n)) throw new ConfigError(`invalid ${name} ${JSON.stringify(text)}: expected a whole number, 0 or more`);
+  return n;
+}

@@ -1,0 +1,98 @@
+/**
+ * Every message string the service can send. The spec (§4, §5, §7) fixes the first group to the
+ * letter; decisions.md fixes the rest.
+ */
+export const MESSAGES = {
+  tokenGenerated: 'Token generated successfully',
+  bookCreated: 'Book created successfully',
+  booksRetrieved: 'Books retrieved successfully',
+  bookRetrieved: 'Book retrieved successfully',
+  bookUpdated: 'Book updated successfully',
+  bookDeleted: 'Book deleted successfully',
+  ok: 'OK',
+  invalidRequestPayload: 'Invalid request payload',
+  invalidInput: 'Invalid input',
+  invalidBookId: 'Invalid book id',
+  invalidCredentials: 'Invalid credentials',
+  tokenRequired: 'Authorization token required',
+  invalidToken: 'Invalid token',
+  bookNotFound: 'Book not found',
+  notFound: 'Not found',
+  methodNotAllowed: 'Method not allowed',
+  payloadTooLarge: 'Payload too large',
+  tooManyLoginAttempts: 'Too many login attempts',
+  badRequest: 'Bad request',
+  requestTimeout: 'Request timeout',
+  headersTooLarge: 'Request header fields too large',
+  couldNotGenerateToken: 'Could not generate token',
+  internalError: 'Internal server error',
+} as const;
+
+export type Message = (typeof MESSAGES)[keyof typeof MESSAGES];
+
+/** An answer that is not a success: the status and the exact envelope message, plus headers. */
+export class HttpError extends Error {
+  readonly status: number;
+  override readonly message: Message;
+  readonly headers: Readonly<Record<string, string>> | undefined;
+
+  constructor(status: number, message: Message, headers?: Readonly<Record<string, string>>) {
+    super(message);
+    this.name = 'HttpError';
+    this.status = status;
+    this.message = message;
+    this.headers = headers;
+  }
+}
+
+/** Stable codes for the faults a library user may want to tell apart. */
+export const ERROR_CODES = {
+  config: 'ERR_CONFIG',
+  dataDirLocked: 'ERR_DATA_DIR_LOCKED',
+  storeCorrupt: 'ERR_STORE_CORRUPT',
+  storeUnavailable: 'ERR_STORE_UNAVAILABLE',
+} as const;
+
+/** Invalid configuration: startup stops with this one line. */
+export class ConfigError extends Error {
+  readonly code = ERROR_CODES.config;
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Another live process holds the data directory. */
+export class DataDirLockedError extends Error {
+  readonly code = ERROR_CODES.dataDirLocked;
+  readonly dir: string;
+  readonly pid: number;
+  constructor(dir: string, pid: number) {
+    super(`data directory ${dir} is in use by another process (pid ${pid})`);
+    this.name = 'DataDirLockedError';
+    this.dir = dir;
+    this.pid = pid;
+  }
+}
+
+/** Damage in a storage file that is not a torn final record: never dropped silently. */
+export class StoreCorruptError extends Error {
+  readonly code = ERROR_CODES.storeCorrupt;
+  readonly file: string;
+  readonly offset: number;
+  constructor(file: string, offset: number, detail: string) {
+    super(`storage file ${file} is damaged at byte ${offset}: ${detail}`);
+    this.name = 'StoreCorruptError';
+    this.file = file;
+    this.offset = offset;
+  }
+}
+
+/** A write could not be made durable; the change was not applied. */
+export class StoreUnavailableError extends Error {
+  readonly code = ERROR_CODES.storeUnavailable;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}

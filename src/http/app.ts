@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { TokenError, verifyToken } from '../auth/jwt.ts';
+import { tokenRoute } from '../auth/routes.ts';
+import { createLoginThrottle } from '../auth/throttle.ts';
+import { bookRoutes } from '../books/routes.ts';
+import { DEFAULTS } from '../config.ts';
+import { HttpError, MESSAGES } from '../errors.ts';
+import { silentLogger, type Logger } from '../log.ts';
+import type { BookStore } from '../store/store.ts';
+import { ClientAbortedError } from './body.ts';
+import { writeEnvelope } from './respond.ts';
+import type { Reply, RequestContext, Route } from './route.ts';
+import { Router, type RouteDefinition } from './router.ts';
+
+export interface AppOptions {
+  /** An open store (see `openStore`); `app.close()` closes it. */
+  store: BookStore;
+  /** HS256 signing secret (spec §5.4). Prefer 32 bytes or more (RFC 7518 §3.2). */
+  secret: string | Uint8Array;
+  /** The one credential pair (spec §5.5). */
+  username: string;
+  password: string;
+  /** Failed logins per client address per 15 minutes before 429; 0 disables. Default 20. */
+  loginMaxFailures?: number;
+  /** Where request and error lines go; default: nowhere. */
+  logger?: Logger;
+  /** Clock in milliseconds, for tokens and throttling; default `Date.now`. */
+  now?: () => number;
+}
+
+/** A `(req, res)` handler for any `node:http` or `node:https` server. */
+export interface App {
+  (req: IncomingMessage, res: ServerResponse): void;
+  /** While true, answers carry `Connection: close` so keep-alive clients move on. */
+  draining: boolean;
+  /** Every route as (pattern, methods): the router's own table. */
+  routes(): { pattern: string; methods: string[] }[];
+  /** Closes the store once pending writes are durable. */
+  close(): Promise<void>;
+}
+
+const HEALTH_ROUTE: RouteDefinition<Route> = {
+  method: 'GET',
+  pattern: '/healthz',
+  handler: { auth: false, handle: () => ({ status: 200, message: MESSAGES.ok, data: '{"status":"ok"}' }) },
+};
+
+/** A client-supplied request id is echoed only when it is short, visible ASCII (no log injection). */
+function requestIdFrom(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  if (typeof given === 'string' && given.length > 0 && given.length <= 128) {
+    let ok = true;
+    for (let i = 0; i < given.length && ok; i++) {
+      const c = given.charCodeAt(i);
+      ok = c > 32 && c < 127;
+    }
+    if (ok) return given;
+  }
+  return randomUUID();
+}
+
+/** `Bearer <token>` (scheme in any case) or the bare token (spec §5.2); '' when absent or blank. */
+function tokenFrom(header: string | undefined): string {
+  if (header === undefined) return '';
+  if (header.length >= 6 && header.slice(0, 6).toLowerCase() === 'bearer' && (header.length === 6 || header.charCodeAt(6) === 32)) {
+    return header.slice(6).trim();
+  }
+  return header.trim();
+}
+
+export function createApp(options: AppOptions): App {
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? Date.now;
+  const nowSeconds = (): number => Math.floor(now() / 1000);
+  const key = typeof options.secret === 'string' ? Buffer.from(options.secret, 'utf8') : options.secret;
+  const keys = [key];
+  const { store } = options;
+  const router = new Router<Route>([
+    tokenRoute({
+      username: options.username,
+      password: options.password,
+      signingKey: key,
+      throttle: createLoginThrottle(options.loginMaxFailures ?? DEFAULTS.loginMaxFailures, now),
+      nowSeconds,
+      logger,
+    }),
+    ...bookRoutes(store),
+    HEALTH_ROUTE,
+  ]);
+  const logRequests = logger.isEnabled('info');
+
+  const send = (req: IncomingMessage, res: ServerResponse, reqId: string, start: number, reply: Reply): void => {
+    let headers = reply.headers;
+    if (app.draining) headers = { ...headers, connection: 'close' };
+    writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
+    if (logRequests) {
+      const q = (req.url as string).indexOf('?');
+      logger.info('request', {
+        reqId,
+        method: req.method,
+        path: q === -1 ? req.url : (req.url as string).slice(0, q),
+        statusCode: reply.status,
+        responseTime: Math.round((performance.now() - start) * 1000) / 1000,
+      });
+    }
+  };
+
+  const fail = (req: IncomingMessage, res: ServerResponse, reqId: string, start: number, err: unknown): void => {
+    if (err instanceof HttpError) {
+      send(req, res, reqId, start, { status: err.status, message: err.message, data: 'null', ...(err.headers && { headers: err.headers }) });
+      return;
+    }
+    if (err instanceof ClientAbortedError) {
+      logger.debug('client went away mid-request', { reqId });
+      res.destroy();
+      return;
+    }
+    logger.error('unexpected failure while handling a request', { reqId, err: err as Error });
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    send(req, res, reqId, start, { status: 500, message: MESSAGES.internalError, data: 'null' });
+  };
+
+  const authorize = (req: IncomingMessage, reqId: string): void => {
+    const token = tokenFrom(req.headers.authorization);
+    if (token === '') throw new HttpError(401, MESSAGES.tokenRequired);
+    try {
+      verifyToken(token, keys, nowSeconds());
+    } catch (err) {
+      if (err instanceof TokenError) {
+        logger.debug('token rejected', { reqId, reason: err.reason });
+        throw new HttpError(401, MESSAGES.invalidToken);
+      }
+      throw err;
+    }
+  };
+
+  const app = ((req: IncomingMessage, res: ServerResponse): void => {
+    const start = performance.now();
+    const reqId = requestIdFrom(req);
+    try {
+      const url = req.url as string;
+      const q = url.indexOf('?');
+      // decisions.md: route (404, then 405) → auth (401) → {id} (400) → body.
+      const match = router.match(req.method as string, q === -1 ? url : url.slice(0, q));
+      if (match.kind === 'none') throw new HttpError(404, MESSAGES.notFound);
+      if (match.kind === 'method') throw new HttpError(405, MESSAGES.methodNotAllowed, { allow: match.allow });
+      const route = match.handler;
+      if (route.auth) authorize(req, reqId);
+      const ctx: RequestContext = { req, params: match.params, clientAddress: req.socket.remoteAddress ?? '' };
+      const result = route.handle(ctx);
+      if (result instanceof Promise) {
+        result.then(
+          (reply) => send(req, res, reqId, start, reply),
+          (err: unknown) => fail(req, res, reqId, start, err),
+        );
+      } else {
+        send(req, res, reqId, start, result);
+      }
+    } catch (err) {
+      fail(req, res, reqId, start, err);
+    }
+  }) as App;
+  app.draining = false;
+  app.routes = () => router.routes();
+  app.close = () => store.close();
+  return app;
+}

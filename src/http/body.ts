@@ -1,0 +1,78 @@
+import type { IncomingMessage } from 'node:http';
+import { HttpError, MESSAGES, type Message } from '../errors.ts';
+
+/** decisions.md: request bodies over 64 KiB are refused. */
+export const BODY_LIMIT = 64 * 1024;
+
+const TOO_LARGE = (): HttpError => new HttpError(413, MESSAGES.payloadTooLarge, { connection: 'close' });
+
+/** The client went away before its body arrived; there is nobody to answer. */
+export class ClientAbortedError extends Error {
+  constructor() {
+    super('client closed the connection before the request body was complete');
+    this.name = 'ClientAbortedError';
+  }
+}
+
+/**
+ * Reads the whole body: refused by Content-Length before a byte is read, then counted while
+ * reading (chunked bodies carry no length). Over the limit the answer carries `Connection: close`
+ * so Node does not keep draining an unbounded upload.
+ */
+export function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) return Promise.reject(TOO_LARGE());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onAbort);
+      req.off('close', onAbort);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        reject(TOO_LARGE());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onAbort = (): void => {
+      cleanup();
+      reject(new ClientAbortedError());
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onAbort);
+    req.on('close', onAbort);
+  });
+}
+
+/* ignoreBOM keeps a leading byte-order mark in the text, so JSON.parse refuses it (decisions.md). */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Strict UTF-8, then JSON, then a plain object: anything else is the endpoint's own 400 message.
+ * Keys such as `__proto__` become own properties (JSON.parse semantics) and are never merged.
+ */
+export function parseJsonObject(bytes: Uint8Array, invalid: Message): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(bytes));
+  } catch {
+    throw new HttpError(400, invalid);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, invalid);
+  return value as Record<string, unknown>;
+}
+
+export async function readJsonObject(req: IncomingMessage, invalid: Message): Promise<Record<string, unknown>> {
+  return parseJsonObject(await readBody(req), invalid);
+}

@@ -1,0 +1,43 @@
+import type { ServerResponse } from 'node:http';
+
+/** decisions.md, "Bodies and transport": these go on every answer, whatever its status. */
+const CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The only writer of the envelope `{status, message, data}` (spec §2, key order fixed).
+ * `dataJson` is already-serialized JSON so cached book text is sent without re-encoding.
+ * One `writeHead` and one `end` per answer.
+ */
+export function writeEnvelope(
+  res: ServerResponse,
+  requestId: string,
+  status: number,
+  message: string,
+  dataJson: string,
+  extraHeaders?: Readonly<Record<string, string>>,
+): void {
+  const body = `{"status":${status},"message":${JSON.stringify(message)},"data":${dataJson}}`;
+  const headers: Record<string, string | number> = {
+    'content-type': CONTENT_TYPE,
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'x-request-id': requestId,
+  };
+  if (extraHeaders !== undefined) Object.assign(headers, extraHeaders);
+  res.writeHead(status, headers);
+  res.end(body);
+}
+
+/**
+ * For a socket Node's parser gave up on (no ServerResponse exists): a complete HTTP/1.1 answer
+ * with the same envelope and headers, after which the connection closes.
+ */
+export function rawEnvelope(status: number, reason: string, message: string): string {
+  const body = `{"status":${status},"message":${JSON.stringify(message)},"data":null}`;
+  return (
+    `HTTP/1.1 ${status} ${reason}\r\n` +
+    `content-type: ${CONTENT_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+    `cache-control: no-store\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`
+  );
+}

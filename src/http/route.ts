@@ -1,0 +1,24 @@
+import type { IncomingMessage } from 'node:http';
+import type { Message } from '../errors.ts';
+
+export interface RequestContext {
+  readonly req: IncomingMessage;
+  /** Path parameters in pattern order. */
+  readonly params: readonly string[];
+  /** The peer's address, for login throttling. */
+  readonly clientAddress: string;
+}
+
+/** A handler's answer; `data` is JSON text ('null' when there is no payload). */
+export interface Reply {
+  readonly status: number;
+  readonly message: Message;
+  readonly data: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface Route {
+  /** Protected routes are refused with 401 before the handler runs (spec §5.6). */
+  readonly auth: boolean;
+  readonly handle: (ctx: RequestContext) => Reply | Promise<Reply>;
+}

@@ -1,0 +1,21 @@
+/**
+ * The book catalogue as a library. Importing it has no side effects: it reads no environment,
+ * installs no signal handler, never exits the process and logs only to the logger it is given.
+ */
+export { createApp, type App, type AppOptions } from './http/app.ts';
+export { createServer, listen, SHUTDOWN_GRACE_MS, TRANSPORT_LIMITS, type CatalogueServer } from './http/server.ts';
+export { openStore, type BookStore, type StoreOptions } from './store/store.ts';
+export { signToken, verifyToken, TokenError, TOKEN_LIFETIME_SECONDS, type Claims } from './auth/jwt.ts';
+export { createLogger, silentLogger, LOG_LEVELS, type Logger, type LogLevel, type LoggerOptions } from './log.ts';
+export { parseCommand, type Command, type Config, type ConfigSources } from './config.ts';
+export type { Book, BookFields, BookPatch } from './books/model.ts';
+export {
+  MESSAGES,
+  ERROR_CODES,
+  HttpError,
+  ConfigError,
+  DataDirLockedError,
+  StoreCorruptError,
+  StoreUnavailableError,
+  type Message,
+} from './errors.ts';

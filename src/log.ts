@@ -1,0 +1,70 @@
+import { hostname } from 'node:os';
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** pino's numeric levels, so existing log tooling reads these lines. */
+const LEVEL_NUMBERS = { debug: 20, info: 30, warn: 40, error: 50, silent: Infinity } as const;
+
+export type LogFields = Readonly<Record<string, unknown>>;
+
+export interface Logger {
+  readonly level: LogLevel;
+  isEnabled(level: Exclude<LogLevel, 'silent'>): boolean;
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+}
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  /** Receives one complete JSON line (newline included) per entry. */
+  write: (line: string) => void;
+  now?: () => number;
+}
+
+/**
+ * A JSON-lines logger with pino's field names. Callers pass only fields that are safe to log:
+ * nothing here ever sees headers, bodies, tokens or passwords.
+ */
+export function createLogger(options: LoggerOptions): Logger {
+  const level = options.level ?? 'info';
+  const threshold = LEVEL_NUMBERS[level];
+  const { write } = options;
+  const now = options.now ?? Date.now;
+  const prefixTail = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
+
+  const emit = (name: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields): void => {
+    const n = LEVEL_NUMBERS[name];
+    if (n < threshold) return;
+    let line = `{"level":${n},"time":${now()}${prefixTail}`;
+    if (fields !== undefined) {
+      for (const key of Object.keys(fields)) {
+        const value = fields[key];
+        if (value === undefined) continue;
+        line += `,${JSON.stringify(key)}:${serializeField(value)}`;
+      }
+    }
+    write(`${line},"msg":${JSON.stringify(msg)}}\n`);
+  };
+
+  return {
+    level,
+    isEnabled: (name) => LEVEL_NUMBERS[name] >= threshold,
+    debug: (msg, fields) => emit('debug', msg, fields),
+    info: (msg, fields) => emit('info', msg, fields),
+    warn: (msg, fields) => emit('warn', msg, fields),
+    error: (msg, fields) => emit('error', msg, fields),
+  };
+}
+
+function serializeField(value: unknown): string {
+  if (value instanceof Error) {
+    return JSON.stringify({ type: value.name, message: value.message, stack: value.stack });
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** The logger a library user gets when they pass none: it writes nothing anywhere. */
+export const silentLogger: Logger = createLogger({ level: 'silent', write: () => {} });

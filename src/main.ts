@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+/**
+ * The command line: the only module that reads argv, the environment and `.env`, installs signal
+ * handlers and sets the exit code.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { loadOrCreateSecret, PASSWORD_FILE, SECRET_FILE } from './auth/secrets.ts';
+import { parseCommand, USAGE, type Config } from './config.ts';
+import { ConfigError, DataDirLockedError, StoreCorruptError } from './errors.ts';
+import { createServer, listen } from './http/server.ts';
+import { createLogger, type Logger } from './log.ts';
+import { openStore, type BookStore } from './store/store.ts';
+
+/** RFC 7518 §3.2: an HS256 key shorter than the hash output weakens it. */
+const MIN_SECRET_BYTES = 32;
+
+function fatal(message: string): void {
+  process.stderr.write(`book-catalogue: ${message}\n`);
+  process.exitCode = 1;
+}
+
+function readDotenv(): string | undefined {
+  try {
+    return readFileSync('.env', 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new ConfigError(`cannot read .env: ${(err as Error).message}`);
+  }
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+async function resolveSecrets(config: Config, dataDir: string, logger: Logger): Promise<{ secret: string; password: string }> {
+  let secret = config.secretToken;
+  if (secret === undefined) {
+    const stored = await loadOrCreateSecret(dataDir, SECRET_FILE, 32);
+    secret = stored.value;
+    logger.warn('SECRET_TOKEN is not set: using a generated secret kept in the data directory', { file: stored.path });
+  } else if (Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
+    logger.warn(`SECRET_TOKEN is shorter than ${MIN_SECRET_BYTES} bytes; HS256 wants at least that (RFC 7518 section 3.2)`);
+  }
+  let password = config.password;
+  if (password === undefined) {
+    const stored = await loadOrCreateSecret(dataDir, PASSWORD_FILE, 18);
+    password = stored.value;
+    if (stored.created) {
+      // decisions.md: printed once, on the start that generated it, whatever the log level.
+      process.stdout.write(
+        `\nGenerated a password for user "${config.username}": ${password}\n` +
+          `It is stored in ${stored.path} (mode 0600) and will not be shown again.\n` +
+          `Set AUTH_PASSWORD (and AUTH_USERNAME) to use your own.\n\n`,
+      );
+    }
+  }
+  return { secret, password };
+}
+
+async function serve(config: Config): Promise<void> {
+  const logger = createLogger({ level: config.logLevel, write: (line) => process.stdout.write(line) });
+  const dataDir = resolve(config.dataDir);
+  let store: BookStore;
+  try {
+    store = await openStore(dataDir, { logger });
+  } catch (err) {
+    if (err instanceof DataDirLockedError || err instanceof StoreCorruptError) return fatal(err.message);
+    return fatal(`cannot open data directory ${dataDir}: ${(err as Error).message}`);
+  }
+  let secrets: { secret: string; password: string };
+  try {
+    secrets = await resolveSecrets(config, dataDir, logger);
+  } catch (err) {
+    await store.close();
+    return fatal(`cannot keep generated secrets in ${dataDir}: ${(err as Error).message}`);
+  }
+  const server = createServer({
+    store,
+    secret: secrets.secret,
+    username: config.username,
+    password: secrets.password,
+    loginMaxFailures: config.loginMaxFailures,
+    logger,
+  });
+  let address;
+  try {
+    address = await listen(server, config.port, config.host);
+  } catch (err) {
+    await store.close();
+    return fatal(`cannot listen on ${config.host ?? '*'}:${config.port}: ${(err as Error).message}`);
+  }
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  logger.info(`listening on http://${host}:${address.port}, data in ${dataDir}`, { port: address.port, dataDir });
+
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (signalled) {
+      // A second signal: the operator wants out now.
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
+    signalled = true;
+    logger.info(`${signal} received: finishing requests in flight, then exiting`);
+    server.shutdown().then(
+      () => {
+        logger.info('stopped cleanly');
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      },
+      (err: unknown) => {
+        logger.error('shutdown failed', { err: err as Error });
+        process.exitCode = 1;
+        process.exit();
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+async function main(): Promise<void> {
+  let command;
+  try {
+    command = parseCommand({ argv: process.argv.slice(2), env: process.env, dotenv: readDotenv() });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`book-catalogue: ${err.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    throw err;
+  }
+  if (command.kind === 'help') process.stdout.write(USAGE);
+  else if (command.kind === 'version') process.stdout.write(`${version()}\n`);
+  else await serve(command.config);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`book-catalogue: unexpected failure: ${(err as Error).message}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,52 @@
+import { open, readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DataDirLockedError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+
+export const LOCK_FILE = 'LOCK';
+
+/** Directories this process holds: a second open in the same process fails like another process. */
+const held = new Set<string>();
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * One process per data directory: a lock file created exclusively and holding the owner's pid.
+ * A lock whose pid no longer runs was left by a killed process and is taken over with a warning.
+ * Returns the release function.
+ */
+export async function acquireLock(dir: string, logger: Logger): Promise<() => Promise<void>> {
+  const path = join(dir, LOCK_FILE);
+  if (held.has(path)) throw new DataDirLockedError(dir, process.pid);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const handle = await open(path, 'wx', 0o600);
+      try {
+        await handle.writeFile(`${process.pid}\n`);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
+      const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) throw new DataDirLockedError(dir, pid);
+      logger.warn('taking over a stale lock left by a process that no longer runs', { lockFile: path, stalePid: Number.isNaN(pid) ? null : pid });
+      await unlink(path).catch(() => {});
+    }
+  }
+  held.add(path);
+  return async () => {
+    held.delete(path);
+    await unlink(path).catch(() => {});
+  };
+}
