@@ -1,0 +1,105 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger, createServer, listen, openStore, type AppOptions, type CatalogueServer, type LogLevel } from '../../src/index.ts';
+import { signToken } from '../../src/auth/jwt.ts';
+
+export const TEST_SECRET = 'test-secret-that-is-at-least-32-bytes-long!';
+export const TEST_USER = 'librarian';
+export const TEST_PASSWORD = 'correct horse battery staple';
+
+export interface Envelope<T = unknown> {
+  status: number;
+  message: string;
+  data: T;
+}
+
+export interface TestApp {
+  url: string;
+  port: number;
+  dataDir: string;
+  server: CatalogueServer;
+  /** Log lines the app wrote (JSON text). */
+  logs: string[];
+  /** A fresh valid token signed with the app's secret. */
+  token(): string;
+  /** fetch(url + path) with the JSON body and the token (unless `auth: false` or a header is given). */
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  /** Stops the server; removes the data directory unless `keepData`. */
+  close(options?: { keepData?: boolean }): Promise<void>;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Raw body text, sent as is. */
+  rawBody?: string | Uint8Array;
+  headers?: Record<string, string>;
+  /** false: no Authorization header. */
+  auth?: boolean;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: Envelope;
+}
+
+export interface StartOptions extends Partial<Omit<AppOptions, 'store' | 'logger'>> {
+  /** Reuse an existing data directory (for restart tests). */
+  dataDir?: string;
+  logLevel?: LogLevel;
+}
+
+/** Starts the service in-process on an ephemeral port with its own temporary data directory. */
+export async function startApp(options: StartOptions = {}): Promise<TestApp> {
+  const { dataDir: givenDir, logLevel = 'debug', ...appOptions } = options;
+  const dataDir = givenDir ?? (await mkdtemp(join(tmpdir(), 'book-catalogue-test-')));
+  const logs: string[] = [];
+  const logger = createLogger({ level: logLevel, write: (line) => logs.push(line) });
+  const store = await openStore(dataDir, { logger });
+  const secret = appOptions.secret ?? TEST_SECRET;
+  const server = createServer({
+    secret,
+    username: TEST_USER,
+    password: TEST_PASSWORD,
+    ...appOptions,
+    store,
+    logger,
+  });
+  const address = await listen(server, 0, '127.0.0.1');
+  const url = `http://127.0.0.1:${address.port}`;
+  const token = (): string => signToken(TEST_USER, typeof secret === 'string' ? Buffer.from(secret) : secret, Date.now() / 1000);
+  return {
+    url,
+    port: address.port,
+    dataDir,
+    server,
+    logs,
+    token,
+    async request(method, path, opts = {}) {
+      const headers: Record<string, string> = { ...opts.headers };
+      if (opts.auth !== false && !Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')) {
+        headers.authorization = token();
+      }
+      let body: string | Uint8Array | undefined = opts.rawBody;
+      if (opts.body !== undefined) {
+        body = JSON.stringify(opts.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const res = await fetch(url + path, { method, headers, ...(body !== undefined && { body }) });
+      const text = await res.text();
+      let json: Envelope;
+      try {
+        json = JSON.parse(text) as Envelope;
+      } catch {
+        json = { status: -1, message: `<not JSON: ${text.slice(0, 80)}>`, data: null };
+      }
+      return { status: res.status, headers: res.headers, text, json };
+    },
+    async close(closeOptions = {}) {
+      await server.shutdown(1000);
+      if (!closeOptions.keepData && givenDir === undefined) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
