@@ -4,6 +4,12 @@ export const THROTTLE_WINDOW_MS = 15 * 60 * 1000;
 /** Beyond this many tracked addresses, expired windows are swept before a new one is added. */
 const SWEEP_AT = 10_000;
 
+/**
+ * A hard bound on tracked addresses (an attacker controls how many it uses, IPv6 gives plenty):
+ * past it the oldest window is forgotten, so memory stays bounded at the cost of that address's count.
+ */
+export const MAX_TRACKED_ADDRESSES = 100_000;
+
 interface Window {
   start: number;
   failures: number;
@@ -44,6 +50,7 @@ export function createLoginThrottle(maxFailures: number, now: () => number = Dat
       }
       if (windows.size >= SWEEP_AT) {
         for (const [key, value] of windows) if (at - value.start >= THROTTLE_WINDOW_MS) windows.delete(key);
+        if (windows.size >= MAX_TRACKED_ADDRESSES) windows.delete(windows.keys().next().value as string);
       }
       windows.set(address, { start: at, failures: 1 });
     },
