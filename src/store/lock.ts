@@ -2,6 +2,7 @@ import { open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DataDirLockedError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { FILE_MODE, nodeFileLayer } from './durable-fs.ts';
 
 export const LOCK_FILE = 'LOCK';
 
@@ -28,13 +29,14 @@ export async function acquireLock(dir: string, logger: Logger): Promise<() => Pr
   if (held.has(path)) throw new DataDirLockedError(dir, process.pid);
   for (let attempt = 0; ; attempt++) {
     try {
-      const handle = await open(path, 'wx', 0o600);
+      const handle = await open(path, 'wx', FILE_MODE);
       try {
         await handle.writeFile(`${process.pid}\n`);
         await handle.sync();
       } finally {
         await handle.close();
       }
+      await nodeFileLayer.syncDir(dir);
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;

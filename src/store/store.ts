@@ -1,16 +1,13 @@
-import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { crc32 } from 'node:zlib';
-import { StoreCorruptError, StoreUnavailableError } from '../errors.ts';
-import { silentLogger, type Logger } from '../log.ts';
 import { bookJson, type Book, type BookFields, type BookPatch } from '../books/model.ts';
-import { acquireLock } from './lock.ts';
+import { StoreUnavailableError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { BookIndex } from './book-index.ts';
+import { Compactor, type CompactionOptions } from './compaction.ts';
+import { appendAndSync, type FileHandleLike, type FileLayer } from './durable-fs.ts';
+import { encodeDelete, encodePut } from './journal.ts';
 
-export const JOURNAL_FILE = 'books.jsonl';
-
-export interface StoreOptions {
-  logger?: Logger;
-}
+export { openStore, type StoreOptions } from './open.ts';
 
 export interface BookStore {
   readonly dir: string;
@@ -28,160 +25,113 @@ export interface BookStore {
   close(): Promise<void>;
 }
 
-type Op =
-  | { kind: 'create'; fields: BookFields }
-  | { kind: 'update'; id: number; patch: BookPatch }
-  | { kind: 'delete'; id: number };
+export interface StoreStats {
+  /** Journal records written. */
+  records: number;
+  /** Group commits: each is one write and one fdatasync. */
+  batches: number;
+  datasyncs: number;
+  compactions: number;
+  /** Last sequence number written. */
+  seq: number;
+  journalBytes: number;
+  snapshotBytes: number;
+}
+
+/** What `openStore` returns: the HTTP layer's BookStore plus what tests, benches and ops use. */
+export interface DurableBookStore extends BookStore {
+  readonly stats: Readonly<StoreStats>;
+  /** Writes a snapshot now and starts a fresh journal; resolves when the snapshot is durable. */
+  compact(): Promise<void>;
+}
+
+type Op = { kind: 'create'; fields: BookFields } | { kind: 'update'; id: number; patch: BookPatch } | { kind: 'delete'; id: number };
+type Result = Book | boolean | undefined;
 
 interface Waiter {
   op: Op;
-  resolve: (value: Book | boolean | undefined) => void;
+  resolve: (value: Result) => void;
   reject: (err: unknown) => void;
 }
 
-interface Entry {
-  book: Book;
-  json: string;
+export interface JournalFile {
+  name: string;
+  firstSeq: number;
+  /** Bytes of whole, durable records. */
+  bytes: number;
+}
+
+export interface ActiveJournal extends JournalFile {
+  handle: FileHandleLike;
+}
+
+export interface StoreState {
+  dir: string;
+  fs: FileLayer;
+  logger: Logger;
+  index: BookIndex;
+  nextId: number;
+  seq: number;
+  journal: ActiveJournal;
+  /** Journals before the active one, still needed until a snapshot covers them. */
+  older: JournalFile[];
+  snapshotBytes: number;
+  release: () => Promise<void>;
 }
 
 /**
- * Opens (creating if needed) the data directory, takes its lock and replays the journal.
- * Every change is one JSON line `{"seq","op","book"|"id","crc"}`; changes that arrive while a
- * flush is in flight are written together with one write and one fdatasync (group commit), and
- * memory changes only after that fdatasync returned, so reads never see an undurable change.
+ * The commit rule: changes wait in a queue; one flush at a time decides the whole batch against
+ * committed state, appends it with one write and one fdatasync (group commit), and only then
+ * changes memory and answers. Reads come from memory alone, so they never see an undurable change.
  */
-export async function openStore(dir: string, options: StoreOptions = {}): Promise<BookStore> {
-  const logger = options.logger ?? silentLogger;
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const release = await acquireLock(dir, logger);
-  try {
-    const path = join(dir, JOURNAL_FILE);
-    const state = await replay(path, logger);
-    const handle = await open(path, 'a', 0o600);
-    return new FileBookStore(dir, handle, state, release, logger);
-  } catch (err) {
-    await release();
-    throw err;
-  }
-}
-
-interface ReplayState {
-  books: Map<number, Entry>;
-  nextId: number;
-  seq: number;
-}
-
-async function replay(path: string, logger: Logger): Promise<ReplayState> {
-  const state: ReplayState = { books: new Map(), nextId: 1, seq: 0 };
-  let text: Buffer;
-  try {
-    text = await readFile(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return state;
-    throw err;
-  }
-  let offset = 0;
-  while (offset < text.length) {
-    let end = text.indexOf(10, offset);
-    const last = end === -1 || end === text.length - 1;
-    if (end === -1) end = text.length;
-    const record = parseRecord(text.subarray(offset, end));
-    if (record === undefined || record.seq !== state.seq + 1) {
-      if (!last) throw new StoreCorruptError(path, offset, 'record does not parse or fails its checksum');
-      logger.warn('discarding a torn final journal record left by a crash', { file: path, offset });
-      const handle = await open(path, 'r+');
-      try {
-        await handle.truncate(offset);
-        await handle.datasync();
-      } finally {
-        await handle.close();
-      }
-      break;
-    }
-    state.seq = record.seq;
-    if (record.op === 'put') {
-      state.books.set(record.book.id, { book: record.book, json: bookJson(record.book) });
-      if (record.book.id >= state.nextId) state.nextId = record.book.id + 1;
-    } else {
-      state.books.delete(record.id);
-      if (record.id >= state.nextId) state.nextId = record.id + 1;
-    }
-    offset = end + 1;
-  }
-  return state;
-}
-
-type JournalRecord = { seq: number; op: 'put'; book: Book } | { seq: number; op: 'del'; id: number };
-
-const CRC_MARK = ',"crc":';
-
-function encodeRecord(seq: number, body: string): string {
-  const prefix = `{"seq":${seq},${body}`;
-  return `${prefix}${CRC_MARK}${crc32(prefix)}}\n`;
-}
-
-function parseRecord(line: Buffer): JournalRecord | undefined {
-  const text = line.toString('utf8');
-  const mark = text.lastIndexOf(CRC_MARK);
-  if (mark === -1) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const r = value as { seq?: unknown; op?: unknown; crc?: unknown; book?: unknown; id?: unknown };
-  if (r.crc !== crc32(text.slice(0, mark)) || typeof r.seq !== 'number') return undefined;
-  if (r.op === 'put' && typeof r.book === 'object' && r.book !== null) {
-    const b = r.book as Book;
-    return { seq: r.seq, op: 'put', book: { id: b.id, title: b.title, author: b.author, year: b.year } };
-  }
-  if (r.op === 'del' && typeof r.id === 'number') return { seq: r.seq, op: 'del', id: r.id };
-  return undefined;
-}
-
-class FileBookStore implements BookStore {
+export class FileBookStore implements DurableBookStore {
   readonly dir: string;
-  readonly #handle: FileHandle;
-  readonly #books: Map<number, Entry>;
-  readonly #release: () => Promise<void>;
-  readonly #logger: Logger;
-  #nextId: number;
-  #seq: number;
+  readonly #s: StoreState;
+  readonly #compactor: Compactor;
   #queue: Waiter[] = [];
   #flushing: Promise<void> | undefined;
   #listJson: string | undefined;
   #closed = false;
+  /** Set when a failed write could not be undone: writes fail until a restart recovers from disk. */
+  #broken: Error | undefined;
+  readonly #stats = { records: 0, batches: 0, datasyncs: 0 };
 
-  constructor(dir: string, handle: FileHandle, state: ReplayState, release: () => Promise<void>, logger: Logger) {
-    this.dir = dir;
-    this.#handle = handle;
-    this.#books = state.books;
-    this.#nextId = state.nextId;
-    this.#seq = state.seq;
-    this.#release = release;
-    this.#logger = logger;
+  constructor(state: StoreState, compaction: CompactionOptions) {
+    this.dir = state.dir;
+    this.#s = state;
+    this.#compactor = new Compactor(state, compaction, {
+      closed: () => this.#closed,
+      kick: () => {
+        this.#flushing ??= this.#flushLoop();
+      },
+    });
   }
 
   get size(): number {
-    return this.#books.size;
+    return this.#s.index.size;
+  }
+
+  get stats(): Readonly<StoreStats> {
+    const { journal, older, seq, snapshotBytes } = this.#s;
+    const journalBytes = older.reduce((n, j) => n + j.bytes, journal.bytes);
+    return { ...this.#stats, compactions: this.#compactor.completed, seq, journalBytes, snapshotBytes };
   }
 
   get(id: number): Book | undefined {
-    return this.#books.get(id)?.book;
+    const json = this.#s.index.get(id);
+    return json === undefined ? undefined : (JSON.parse(json) as Book);
   }
 
   getJson(id: number): string | undefined {
-    return this.#books.get(id)?.json;
+    return this.#s.index.get(id);
   }
 
-  /* Ids only grow and an update keeps its key's place, so the Map's order is ascending id. */
   list(): Book[] {
-    return Array.from(this.#books.values(), (e) => e.book);
+    return this.#s.index.all().map((json) => JSON.parse(json) as Book);
   }
 
   listJson(): string {
-    this.#listJson ??= `[${Array.from(this.#books.values(), (e) => e.json).join(',')}]`;
+    this.#listJson ??= `[${this.#s.index.all().join(',')}]`;
     return this.#listJson;
   }
 
@@ -197,89 +147,127 @@ class FileBookStore implements BookStore {
     return this.#enqueue({ kind: 'delete', id }) as Promise<boolean>;
   }
 
+  compact(): Promise<void> {
+    if (this.#closed) return Promise.reject(new StoreUnavailableError('store is closed'));
+    return this.#compactor.request();
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     await this.#flushing;
-    await this.#handle.close();
-    await this.#release();
+    await this.#compactor.idle();
+    await this.#s.journal.handle.close();
+    await this.#s.release();
   }
 
-  #enqueue(op: Op): Promise<Book | boolean | undefined> {
+  #enqueue(op: Op): Promise<Result> {
     if (this.#closed) return Promise.reject(new StoreUnavailableError('store is closed'));
+    if (this.#broken !== undefined) return Promise.reject(new StoreUnavailableError('store is read-only until restart', { cause: this.#broken }));
     return new Promise((resolve, reject) => {
       this.#queue.push({ op, resolve, reject });
       this.#flushing ??= this.#flushLoop();
     });
   }
 
+  /** The only writer: batches and journal rotations never overlap. */
   async #flushLoop(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const batch = this.#queue;
-      this.#queue = [];
-      await this.#commit(batch);
+    for (;;) {
+      if (this.#queue.length > 0) {
+        const batch = this.#queue;
+        this.#queue = [];
+        await this.#commit(batch);
+      }
+      if (this.#broken === undefined && !this.#closed) await this.#compactor.maybeStart();
+      if (this.#queue.length === 0) break;
     }
     this.#flushing = undefined;
   }
 
   /** Decides every change of the batch against committed state, writes them once, then applies. */
   async #commit(batch: Waiter[]): Promise<void> {
-    const changes = new Map<number, Entry | null>();
-    const results: (Book | boolean | undefined)[] = [];
-    let nextId = this.#nextId;
-    let seq = this.#seq;
+    const s = this.#s;
+    const changes = new Map<number, string | null>();
+    const results: Result[] = [];
+    let nextId = s.nextId;
+    let seq = s.seq;
     let text = '';
-    const current = (id: number): Entry | undefined => {
+    const current = (id: number): string | undefined => {
       const changed = changes.get(id);
-      return changed === null ? undefined : (changed ?? this.#books.get(id));
+      return changed === null ? undefined : (changed ?? s.index.get(id));
     };
     for (const { op } of batch) {
       if (op.kind === 'delete') {
-        if (current(op.id) === undefined) {
-          results.push(false);
-          continue;
+        const found = current(op.id) !== undefined;
+        if (found) {
+          changes.set(op.id, null);
+          text += encodeDelete(++seq, op.id);
         }
-        changes.set(op.id, null);
-        text += encodeRecord(++seq, `"op":"del","id":${op.id}`);
-        results.push(true);
+        results.push(found);
         continue;
       }
-      let book: Book;
-      if (op.kind === 'create') {
-        book = { id: nextId++, title: op.fields.title, author: op.fields.author, year: op.fields.year };
-      } else {
-        const prev = current(op.id)?.book;
-        if (prev === undefined) {
-          results.push(undefined);
-          continue;
-        }
-        const p = op.patch;
-        book = { id: prev.id, title: p.title ?? prev.title, author: p.author ?? prev.author, year: p.year ?? prev.year };
+      const book = op.kind === 'create' ? created(nextId++, op.fields) : patched(current(op.id), op.patch);
+      if (book === undefined) {
+        results.push(undefined);
+        continue;
       }
       const json = bookJson(book);
-      changes.set(book.id, { book, json });
-      text += encodeRecord(++seq, `"op":"put","book":${json}`);
+      changes.set(book.id, json);
+      text += encodePut(++seq, json);
       results.push(book);
     }
     if (text !== '') {
+      const bytes = Buffer.from(text, 'utf8');
       try {
-        const bytes = Buffer.from(text, 'utf8');
-        await this.#handle.write(bytes);
-        await this.#handle.datasync();
+        this.#stats.datasyncs++;
+        await appendAndSync(s.journal.handle, bytes);
       } catch (cause) {
-        this.#logger.error('journal write failed; the changes were not applied', { err: cause as Error });
-        const err = new StoreUnavailableError('journal write failed', { cause });
-        for (const w of batch) w.reject(err);
+        await this.#undoFailedWrite(batch, cause);
         return;
       }
+      s.journal.bytes += bytes.length;
+      this.#stats.batches++;
+      this.#stats.records += seq - s.seq;
     }
-    for (const [id, entry] of changes) {
-      if (entry === null) this.#books.delete(id);
-      else this.#books.set(id, entry);
+    for (const [id, json] of changes) {
+      if (json === null) s.index.delete(id);
+      else s.index.set(id, json);
     }
     if (changes.size > 0) this.#listJson = undefined;
-    this.#nextId = nextId;
-    this.#seq = seq;
+    s.nextId = nextId;
+    s.seq = seq;
     batch.forEach((w, i) => w.resolve(results[i]));
   }
+
+  /**
+   * Atomic failure: every change waiting now fails and the journal is cut back to its last durable
+   * length, so no failed change (nor the id a failed create was given) survives in the files. A
+   * failed fsync is never retried (the kernel may have dropped the pages: PostgreSQL's fsyncgate);
+   * if the cut itself fails, the file's state is unknown and writes stop until a restart.
+   */
+  async #undoFailedWrite(batch: Waiter[], cause: unknown): Promise<void> {
+    const s = this.#s;
+    const waiting = batch.concat(this.#queue);
+    this.#queue = [];
+    s.logger.error('journal write failed; the changes waiting for it were not applied', { err: cause as Error, changes: waiting.length });
+    try {
+      await s.journal.handle.truncate(s.journal.bytes);
+      await s.journal.handle.datasync();
+    } catch (truncateErr) {
+      this.#broken = truncateErr as Error;
+      s.logger.error('could not cut the journal back after a failed write: writes are refused until restart', { err: truncateErr as Error, file: join(s.dir, s.journal.name) });
+    }
+    const err = new StoreUnavailableError('journal write failed', { cause });
+    for (const w of waiting) w.reject(err);
+  }
+}
+
+function created(id: number, f: BookFields): Book {
+  return { id, title: f.title, author: f.author, year: f.year };
+}
+
+function patched(json: string | undefined, patch: BookPatch): Book | undefined {
+  if (json === undefined) return undefined;
+  const prev = JSON.parse(json) as Book;
+  return { id: prev.id, title: patch.title ?? prev.title, author: patch.author ?? prev.author, year: patch.year ?? prev.year };
 }

@@ -1,0 +1,111 @@
+import * as fsp from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/** The part of a file handle the store uses; `node:fs/promises` FileHandle satisfies it. */
+export interface FileHandleLike {
+  write(buffer: Uint8Array, offset: number, length: number): Promise<{ bytesWritten: number }>;
+  datasync(): Promise<void>;
+  sync(): Promise<void>;
+  truncate(length: number): Promise<void>;
+  stat(): Promise<{ size: number }>;
+  close(): Promise<void>;
+}
+
+/**
+ * Every file-system call the store makes, in one injectable object, so tests can make fsync slow
+ * or fail and can observe the order of writes, syncs and renames (STYLE.md: Store).
+ */
+export interface FileLayer {
+  open(path: string, flags: 'a' | 'ax' | 'r+' | 'wx', mode?: number): Promise<FileHandleLike>;
+  readFile(path: string): Promise<Buffer>;
+  readdir(dir: string): Promise<string[]>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  /** fsync of a directory: makes a file creation, rename or unlink in it durable. */
+  syncDir(dir: string): Promise<void>;
+}
+
+export const nodeFileLayer: FileLayer = {
+  open: (path, flags, mode) => fsp.open(path, flags, mode),
+  readFile: (path) => fsp.readFile(path),
+  readdir: (dir) => fsp.readdir(dir),
+  rename: (from, to) => fsp.rename(from, to),
+  unlink: (path) => fsp.unlink(path),
+  async syncDir(dir) {
+    const handle = await fsp.open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  },
+};
+
+/** Files hold the catalogue and the generated secrets' neighbours: owner-only. */
+export const FILE_MODE = 0o600;
+export const TEMP_SUFFIX = '.tmp';
+
+export function isNotFound(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}
+
+/** write(2) may write less than asked; loop until every byte is in the file. */
+export async function writeAll(handle: FileHandleLike, bytes: Uint8Array): Promise<void> {
+  let done = 0;
+  while (done < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, done, bytes.length - done);
+    done += bytesWritten;
+  }
+}
+
+/** Appends and returns only once fdatasync has returned: the durable acknowledgement rule. */
+export async function appendAndSync(handle: FileHandleLike, bytes: Uint8Array): Promise<void> {
+  await writeAll(handle, bytes);
+  await handle.datasync();
+}
+
+/**
+ * Creates a new empty file for appending and makes its directory entry durable. Append mode:
+ * after a failed write is truncated away, the next write lands at the new end.
+ */
+export async function createForAppend(fs: FileLayer, path: string): Promise<FileHandleLike> {
+  const handle = await fs.open(path, 'ax', FILE_MODE);
+  try {
+    await fs.syncDir(dirname(path));
+  } catch (err) {
+    await handle.close();
+    await fs.unlink(path).catch(() => {});
+    throw err;
+  }
+  return handle;
+}
+
+/**
+ * write-file-atomic's recipe plus the step it leaves out: temp file → write → fsync → rename →
+ * fsync of the directory, so after a crash the file is either wholly old or wholly new.
+ * `fill` writes the content through `write` (chunked by the caller, so it can yield).
+ */
+export async function writeAtomic(
+  fs: FileLayer,
+  path: string,
+  fill: (write: (bytes: Uint8Array) => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const temp = `${path}${TEMP_SUFFIX}`;
+  await fs.unlink(temp).catch((err: unknown) => {
+    if (!isNotFound(err)) throw err;
+  });
+  const handle = await fs.open(temp, 'wx', FILE_MODE);
+  try {
+    try {
+      await fill((bytes) => writeAll(handle, bytes));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.rename(temp, path);
+  } catch (err) {
+    await fs.unlink(temp).catch(() => {});
+    throw err;
+  }
+  await fs.syncDir(dirname(path));
+}

@@ -1,0 +1,77 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { silentLogger, type Logger } from '../log.ts';
+import { COMPACTION_DEFAULTS, type CompactionOptions } from './compaction.ts';
+import { createForAppend, FILE_MODE, isNotFound, nodeFileLayer, type FileHandleLike, type FileLayer } from './durable-fs.ts';
+import { journalName } from './journal.ts';
+import { acquireLock } from './lock.ts';
+import { loadCatalogue, type LoadedCatalogue } from './recovery.ts';
+import { FileBookStore, type ActiveJournal, type DurableBookStore } from './store.ts';
+
+export interface StoreOptions {
+  logger?: Logger;
+  /** The file system calls the store makes; tests inject slow or failing ones. */
+  fs?: FileLayer;
+  compaction?: Partial<CompactionOptions>;
+}
+
+/**
+ * Opens (creating if needed, mode 0700) the data directory, takes its lock and recovers:
+ * snapshot + the journal records after it, a torn final record cut away with a warning, temp
+ * files and journals a finished compaction no longer needs removed. Damage anywhere else stops
+ * here with StoreCorruptError naming the file and byte offset.
+ */
+export async function openStore(dir: string, options: StoreOptions = {}): Promise<DurableBookStore> {
+  const logger = options.logger ?? silentLogger;
+  const fs = options.fs ?? nodeFileLayer;
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const release = await acquireLock(dir, logger);
+  try {
+    const loaded = await loadCatalogue(fs, dir);
+    await repair(fs, dir, loaded, logger);
+    const journal = await activeJournal(fs, dir, loaded);
+    const older = loaded.journals.filter((j) => j.name !== journal.name);
+    const state = { dir, fs, logger, index: loaded.index, nextId: loaded.nextId, seq: loaded.seq, journal, older, snapshotBytes: loaded.snapshotBytes, release };
+    return new FileBookStore(state, { ...COMPACTION_DEFAULTS, ...options.compaction });
+  } catch (err) {
+    await release();
+    throw err;
+  }
+}
+
+async function repair(fs: FileLayer, dir: string, loaded: LoadedCatalogue, logger: Logger): Promise<void> {
+  if (loaded.torn !== undefined) {
+    const file = join(dir, loaded.torn.name);
+    logger.warn('discarding a torn final journal record left by a crash', { file, offset: loaded.torn.offset });
+    const handle = await fs.open(file, 'r+');
+    try {
+      await handle.truncate(loaded.torn.offset);
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+  }
+  const leftovers = [...loaded.temps, ...loaded.stale];
+  for (const name of leftovers) {
+    await fs.unlink(join(dir, name)).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+  }
+  if (leftovers.length > 0) {
+    await fs.syncDir(dir);
+    logger.info('removed files a crash left mid-compaction', { files: leftovers });
+  }
+}
+
+/** New records go to the last journal when it ends at the last record; otherwise to a new one. */
+async function activeJournal(fs: FileLayer, dir: string, loaded: LoadedCatalogue): Promise<ActiveJournal> {
+  const last = loaded.journals.at(-1);
+  let handle: FileHandleLike;
+  if (last !== undefined && last.lastSeq === loaded.seq) {
+    handle = await fs.open(join(dir, last.name), 'a', FILE_MODE);
+    return { name: last.name, firstSeq: last.firstSeq, bytes: last.bytes, handle };
+  }
+  const name = journalName(loaded.seq + 1);
+  handle = await createForAppend(fs, join(dir, name));
+  return { name, firstSeq: loaded.seq + 1, bytes: 0, handle };
+}

@@ -1,0 +1,94 @@
+import { join } from 'node:path';
+import { StoreCorruptError } from '../errors.ts';
+import { BookIndex } from './book-index.ts';
+import { TEMP_SUFFIX, type FileLayer } from './durable-fs.ts';
+import { journalFirstSeq, JournalDamage, scanJournal, type JournalRecord } from './journal.ts';
+import { readSnapshot, SNAPSHOT_FILE } from './snapshot.ts';
+
+export interface JournalFile {
+  name: string;
+  firstSeq: number;
+  /** Bytes of whole records (a torn tail excluded). */
+  bytes: number;
+  /** Its last record's sequence number (firstSeq - 1 when it has none). */
+  lastSeq: number;
+}
+
+/** What the files say, read without changing them. */
+export interface LoadedCatalogue {
+  index: BookIndex;
+  nextId: number;
+  /** The last sequence number the files hold. */
+  seq: number;
+  snapshotSeq: number;
+  snapshotBytes: number;
+  /** Journals still needed for replay, oldest first; new records go to the last one. */
+  journals: JournalFile[];
+  /** A torn final record at the end of the last journal: where it starts. */
+  torn: { name: string; offset: number } | undefined;
+  /** Journals whose every record the snapshot already holds (left by a crash mid-compaction). */
+  stale: string[];
+  /** Temp files a crash left mid-write. */
+  temps: string[];
+}
+
+/**
+ * Recovery = snapshot + journal records after its sequence number. The snapshot may hold some
+ * changes newer than its `seq` (it is written while writes go on, see compaction.ts); replaying
+ * those records again is harmless because a put carries the whole book and a delete is a delete.
+ */
+export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedCatalogue> {
+  const index = new BookIndex();
+  let nextId = 1;
+  const snapshot = await readSnapshot(fs, dir, (id, json) => {
+    index.set(id, json);
+    if (id >= nextId) nextId = id + 1;
+  });
+  const snapshotSeq = snapshot?.seq ?? 0;
+  if (snapshot !== undefined && snapshot.nextId > nextId) nextId = snapshot.nextId;
+  const names = await fs.readdir(dir);
+  const all = names
+    .map((name) => ({ name, firstSeq: journalFirstSeq(name) }))
+    .filter((j): j is { name: string; firstSeq: number } => j.firstSeq !== undefined)
+    .sort((a, b) => a.firstSeq - b.firstSeq);
+  // A journal is stale when the next one starts at or before the snapshot's next record.
+  const stale = all.filter((_, i) => (all[i + 1]?.firstSeq ?? Infinity) <= snapshotSeq + 1).map((j) => j.name);
+  const live = all.slice(stale.length);
+  const apply = (r: JournalRecord): void => {
+    if (r.seq <= snapshotSeq) return;
+    if (r.op === 'put') index.set(r.id, r.json);
+    else index.delete(r.id);
+    if (r.id >= nextId) nextId = r.id + 1;
+  };
+  let seq = snapshotSeq;
+  let torn: LoadedCatalogue['torn'];
+  const journals: JournalFile[] = [];
+  for (const [i, { name, firstSeq }] of live.entries()) {
+    const path = join(dir, name);
+    const expected = journals.length === 0 ? Math.min(firstSeq, snapshotSeq + 1) : seq + 1;
+    const bytes = await fs.readFile(path);
+    if (firstSeq !== expected) {
+      // An empty journal holds nothing to lose: one left by a rotation that failed half-way.
+      if (bytes.length === 0) {
+        stale.push(name);
+        continue;
+      }
+      throw new StoreCorruptError(path, 0, `the journal starts at record ${firstSeq} where ${expected} was expected (a journal is missing)`);
+    }
+    let result;
+    try {
+      result = scanJournal(bytes, firstSeq, apply);
+    } catch (err) {
+      if (err instanceof JournalDamage) throw new StoreCorruptError(path, err.offset, err.message);
+      throw err;
+    }
+    if (result.goodLength < bytes.length) {
+      if (i < live.length - 1) throw new StoreCorruptError(path, result.goodLength, 'an incomplete record before the last journal ends');
+      torn = { name, offset: result.goodLength };
+    }
+    seq = Math.max(seq, result.lastSeq);
+    journals.push({ name, firstSeq, bytes: result.goodLength, lastSeq: result.lastSeq });
+  }
+  const temps = names.filter((n) => n === `${SNAPSHOT_FILE}${TEMP_SUFFIX}`);
+  return { index, nextId, seq, snapshotSeq, snapshotBytes: snapshot?.bytes ?? 0, journals, torn, stale, temps };
+}
