@@ -1,0 +1,205 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { runLoadInChild } from './fork-load.ts';
+import { median } from './median.ts';
+import { SCENARIOS, seedBook, type Scenario, type ScenarioContext } from './scenarios.ts';
+import { runWrk, wrkAvailable } from './wrk.ts';
+
+/**
+ * `npm run bench`: the built service against a bare node:http ceiling server, same generator,
+ * alternating rounds (issue 5). Flags: --connections, --duration (s), --warmup (s), --rounds,
+ * --wrk, --wrk-threads, --scenarios a,b, --log-level (the service's; default warn), --no-build.
+ */
+const { values: flags } = parseArgs({
+  options: {
+    connections: { type: 'string', default: '32' },
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '1' },
+    rounds: { type: 'string', default: '3' },
+    wrk: { type: 'boolean', default: false },
+    'wrk-threads': { type: 'string', default: '1' },
+    scenarios: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
+    'log-level': { type: 'string', default: 'warn' },
+    'no-build': { type: 'boolean', default: false },
+  },
+});
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const CONNECTIONS = Number(flags.connections);
+const DURATION_MS = Number(flags.duration) * 1000;
+const WARMUP_MS = Number(flags.warmup) * 1000;
+const ROUNDS = Number(flags.rounds);
+const USERNAME = 'bench';
+const PASSWORD = randomBytes(12).toString('base64url');
+const SEEDED_BOOKS = 100;
+
+interface Figures {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Answers with another status than the one expected, plus socket errors. */
+  unexpected: number;
+  /** Status counts and errors of the round, for the progress line. */
+  detail: string;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUntilAnswering(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`${url}: server exited with code ${child.exitCode}`);
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`${url}: no answer after 10 s`);
+}
+
+async function post(url: string, body: unknown, token?: string): Promise<{ data: unknown }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token !== undefined && { authorization: token }) },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`POST ${url}: ${res.status}`);
+  return (await res.json()) as { data: unknown };
+}
+
+async function freshToken(base: string): Promise<string> {
+  return ((await post(`${base}/token`, { username: USERNAME, password: PASSWORD })).data as { token: string }).token;
+}
+
+async function measure(port: number, requests: readonly Buffer[], expected: number, workDir: string): Promise<Figures> {
+  if (flags.wrk) {
+    const url = `http://127.0.0.1:${port}`;
+    const common = { url, connections: CONNECTIONS, threads: Number(flags['wrk-threads']), requests, workDir };
+    await runWrk({ ...common, durationMs: WARMUP_MS });
+    const r = await runWrk({ ...common, durationMs: DURATION_MS });
+    const wrong = expected < 400 ? r.non2xx : r.requests - r.non2xx;
+    return { requestsPerSecond: r.requestsPerSecond, p50Ms: r.p50Ms, p99Ms: r.p99Ms, unexpected: wrong + r.socketErrors, detail: `non-2xx ${r.non2xx}, socket errors ${r.socketErrors}` };
+  }
+  const r = await runLoadInChild({ host: '127.0.0.1', port, connections: CONNECTIONS, durationMs: DURATION_MS, warmupMs: WARMUP_MS, requests });
+  const right = r.statuses[String(expected)] ?? 0;
+  return { requestsPerSecond: r.requestsPerSecond, p50Ms: r.p50Ms, p99Ms: r.p99Ms, unexpected: r.requests - right + r.errors, detail: `statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}` };
+}
+
+interface Row {
+  scenario: Scenario;
+  service: Figures[];
+  ceiling: Figures[];
+}
+
+function summarize(runs: readonly Figures[]): Figures {
+  return {
+    requestsPerSecond: median(runs.map((f) => f.requestsPerSecond)),
+    p50Ms: median(runs.map((f) => f.p50Ms)),
+    p99Ms: median(runs.map((f) => f.p99Ms)),
+    unexpected: runs.reduce((sum, f) => sum + f.unexpected, 0),
+    detail: '',
+  };
+}
+
+function printTable(rows: readonly Row[], generator: string, logLevel: string): void {
+  const out: string[] = [
+    '',
+    `generator: ${generator}; ${CONNECTIONS} connections, ${DURATION_MS / 1000} s per round after ${WARMUP_MS / 1000} s warm-up, ` +
+      `${ROUNDS} rounds alternating service/ceiling; node ${process.version}, ${cpus().length} CPUs; service --log-level ${logLevel}`,
+    'req/s and latency: medians over rounds; unexpected: answers with another status than the scenario expects, plus socket errors, all rounds',
+    '',
+    '| scenario | service req/s | ceiling req/s | ratio | service p50 / p99 ms | ceiling p50 / p99 ms | unexpected (service / ceiling) |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const row of rows) {
+    const s = summarize(row.service);
+    const c = summarize(row.ceiling);
+    out.push(
+      `| ${row.scenario.name} | ${Math.round(s.requestsPerSecond)} | ${Math.round(c.requestsPerSecond)} | ` +
+        `${(s.requestsPerSecond / c.requestsPerSecond).toFixed(2)} | ${s.p50Ms.toFixed(2)} / ${s.p99Ms.toFixed(2)} | ` +
+        `${c.p50Ms.toFixed(2)} / ${c.p99Ms.toFixed(2)} | ${s.unexpected} / ${c.unexpected} |`,
+    );
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+function spawnService(port: number, dataDir: string, logFd: number, logLevel: string): ChildProcess {
+  return spawn(process.execPath, ['dist/main.js', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', logLevel], {
+    cwd: ROOT,
+    env: { ...process.env, SECRET_TOKEN: randomBytes(32).toString('base64url'), AUTH_USERNAME: USERNAME, AUTH_PASSWORD: PASSWORD },
+    // Request lines (at info) go to a file, as a deployment would send them somewhere; not to this process.
+    stdio: ['ignore', logFd, 'inherit'],
+  });
+}
+
+async function seed(base: string): Promise<number[]> {
+  const token = await freshToken(base);
+  const ids: number[] = [];
+  for (let i = 0; i < SEEDED_BOOKS; i++) ids.push(((await post(`${base}/book`, seedBook(i), token)).data as { id: number }).id);
+  return ids;
+}
+
+async function main(): Promise<void> {
+  if (flags.wrk && !wrkAvailable()) throw new Error('--wrk: wrk is not on the PATH');
+  const logLevel = flags['log-level'];
+  const names = flags.scenarios.split(',');
+  const scenarios = SCENARIOS.filter((s) => names.includes(s.name));
+  if (!flags['no-build']) {
+    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('npm run build failed');
+  }
+  const workDir = await mkdtemp(join(tmpdir(), 'book-catalogue-bench-'));
+  const logFile = await open(join(workDir, 'service.log'), 'a');
+  const [servicePort, ceilingPort] = [await freePort(), await freePort()];
+  const service = spawnService(servicePort, join(workDir, 'data'), logFile.fd, logLevel);
+  const ceiling = spawn(process.execPath, ['--import', 'tsx', 'bench/ceiling.ts', String(ceilingPort)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  try {
+    const base = `http://127.0.0.1:${servicePort}`;
+    await waitUntilAnswering(`${base}/healthz`, service);
+    await waitUntilAnswering(`http://127.0.0.1:${ceilingPort}/`, ceiling);
+    const bookIds = await seed(base);
+    const rows: Row[] = [];
+    for (const scenario of scenarios) {
+      const row: Row = { scenario, service: [], ceiling: [] };
+      for (let round = 1; round <= ROUNDS; round++) {
+        const ctx: ScenarioContext = { host: '127.0.0.1', token: await freshToken(base), username: USERNAME, password: PASSWORD, bookIds };
+        const requests = scenario.build(ctx);
+        const a = await measure(servicePort, requests, scenario.expectedStatus, workDir);
+        const b = await measure(ceilingPort, requests, 200, workDir);
+        row.service.push(a);
+        row.ceiling.push(b);
+        process.stderr.write(
+          `${scenario.name} round ${round}: service ${Math.round(a.requestsPerSecond)} req/s (${a.detail}), ceiling ${Math.round(b.requestsPerSecond)} req/s (${b.detail})\n`,
+        );
+      }
+      rows.push(row);
+    }
+    printTable(rows, flags.wrk ? `wrk (${flags['wrk-threads']} thread${flags['wrk-threads'] === '1' ? '' : 's'})` : 'built-in (bench/load.ts, raw node:net, own process)', logLevel);
+  } finally {
+    service.kill('SIGTERM');
+    ceiling.kill('SIGTERM');
+    await Promise.all([service, ceiling].map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+    await logFile.close();
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench: ${(err as Error).message}\n`);
+  process.exitCode = 1;
+});

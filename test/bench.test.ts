@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { LatencyHistogram } from '../bench/histogram.ts';
+import { runLoad, type LoadResult } from '../bench/load.ts';
+import { httpRequest } from '../bench/scenarios.ts';
+import { parseWrkOutput } from '../bench/wrk.ts';
+
+const CONNECTIONS = 4;
+
+describe('bench: the load generator keeps exact books', () => {
+  let server: Server;
+  let answered = 0;
+  let result: LoadResult;
+
+  before(async () => {
+    // Three kinds of answer: small, 404 with header names in odd case, and a body written in two parts.
+    server = createServer((req, res) => {
+      answered++;
+      if (req.url === '/missing') {
+        res.writeHead(404, { 'Content-LENGTH': '2' });
+        res.end('{}');
+      } else if (req.url === '/split') {
+        res.writeHead(200, { 'content-length': '10', 'x-padding': 'y'.repeat(4000) });
+        res.write('01234');
+        setImmediate(() => res.end('56789'));
+      } else {
+        res.writeHead(200, { 'content-length': '2' });
+        res.end('ok');
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const requests = ['/ok', '/missing', '/split'].map((path) => httpRequest('GET', path, '127.0.0.1', {}));
+    result = await runLoad({ host: '127.0.0.1', port, connections: CONNECTIONS, durationMs: 300, warmupMs: 100, requests });
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('every answer the server sent is counted once: warm-up, measured or drained', () => {
+    assert.equal(result.warmupRequests + result.requests + result.drainedRequests, answered);
+    assert.ok(result.requests > 0);
+  });
+
+  it('no errors against a server that answers every request', () => {
+    assert.equal(result.errors, 0);
+  });
+
+  it('status counts add up to the measured answers and follow the request cycle', () => {
+    const statuses = result.statuses;
+    assert.deepEqual(Object.keys(statuses).sort(), ['200', '404']);
+    assert.equal((statuses['200'] ?? 0) + (statuses['404'] ?? 0), result.requests);
+    // Each connection cycles ok, missing, split: one 404 for every two 200s, give or take a cycle per connection.
+    assert.ok(Math.abs((statuses['200'] ?? 0) - 2 * (statuses['404'] ?? 0)) <= 2 * CONNECTIONS);
+  });
+
+  it('one latency sample per measured answer, ordered percentiles', () => {
+    assert.equal(result.count, result.requests);
+    assert.ok(result.p50Ms > 0 && result.p50Ms <= result.p99Ms && result.p99Ms <= result.maxMs);
+  });
+
+  it('req/s is the measured answers over the measured window', () => {
+    assert.equal(result.requestsPerSecond, (result.requests * 1000) / result.elapsedMs);
+  });
+});
+
+describe('bench: latency histogram', () => {
+  it('percentiles of 1..1000 µs are exact below 1024 µs', () => {
+    const h = new LatencyHistogram();
+    for (let us = 1; us <= 1000; us++) h.record(us);
+    assert.equal(h.count, 1000);
+    assert.equal(h.quantileMicros(0.5), 500);
+    assert.equal(h.quantileMicros(0.99), 990);
+    assert.equal(h.summary().maxMs, 1);
+  });
+
+  it('large values keep three significant digits', () => {
+    const h = new LatencyHistogram();
+    h.record(123_456);
+    h.record(9_876_543);
+    const p50 = h.quantileMicros(0.5);
+    assert.ok(Math.abs(p50 - 123_456) / 123_456 < 0.001, String(p50));
+    assert.equal(h.quantileMicros(1), 9_876_543);
+  });
+
+  it('reset forgets every sample', () => {
+    const h = new LatencyHistogram();
+    h.record(5);
+    h.reset();
+    assert.deepEqual(h.summary(), { count: 0, p50Ms: 0, p99Ms: 0, maxMs: 0 });
+  });
+});
+
+describe('bench: wrk output', () => {
+  it('reads req/s, percentiles in any unit, non-2xx and socket errors', () => {
+    const text = `Running 5s test @ http://127.0.0.1:1234
+  1 threads and 32 connections
+  Latency Distribution
+     50%  418.00us
+     75%  600.00us
+     90%    1.02ms
+     99%    2.50ms
+  354224 requests in 5.00s, 52.70MB read
+  Socket errors: connect 0, read 2, write 1, timeout 0
+  Non-2xx or 3xx responses: 354224
+Requests/sec:  70842.00
+Transfer/sec:     10.54MB
+`;
+    assert.deepEqual(parseWrkOutput(text), { requests: 354224, requestsPerSecond: 70842, p50Ms: 0.418, p99Ms: 2.5, non2xx: 354224, socketErrors: 3 });
+  });
+});
