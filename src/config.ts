@@ -1,5 +1,6 @@
 import { parseEnv } from 'node:util';
 import { ConfigError } from './errors.ts';
+import { parseCorsOrigins } from './http/cors.ts';
 import { LOG_LEVELS, type LogLevel } from './log.ts';
 
 export interface Config {
@@ -15,6 +16,8 @@ export interface Config {
   password: string | undefined;
   /** Failed logins per client address per 15 minutes before 429; 0 disables throttling. */
   loginMaxFailures: number;
+  /** Origins allowed to call from a browser (`*`: any); absent: CORS off (decisions.md). */
+  corsOrigins?: string[];
 }
 
 export type Command = { kind: 'help' } | { kind: 'version' } | { kind: 'serve'; config: Config };
@@ -59,6 +62,7 @@ Environment only:
   AUTH_USERNAME       login name (default ${DEFAULTS.username})
   AUTH_PASSWORD       login password; generated and kept in the data dir if unset
   LOGIN_MAX_FAILURES  failed logins per address per 15 min before 429 (default ${DEFAULTS.loginMaxFailures}, 0 disables)
+  CORS_ORIGINS        comma-separated origins browsers may call from (* for any); unset: CORS off
 
 Flags win over environment variables, which win over a .env file in the working directory.
 `;
@@ -104,6 +108,7 @@ export function parseCommand(sources: ConfigSources): Command {
     throw new ConfigError(`invalid log level ${JSON.stringify(logLevel)}: expected one of ${LOG_LEVELS.join(', ')}`);
   }
   const failuresText = env('LOGIN_MAX_FAILURES');
+  const corsOrigins = parseCorsOrigins(env('CORS_ORIGINS') ?? '');
   return {
     kind: 'serve',
     config: {
@@ -116,6 +121,7 @@ export function parseCommand(sources: ConfigSources): Command {
       password: env('AUTH_PASSWORD'),
       loginMaxFailures:
         failuresText === undefined ? DEFAULTS.loginMaxFailures : parseCount('LOGIN_MAX_FAILURES', failuresText),
+      ...(corsOrigins.length > 0 && { corsOrigins }),
     },
   };
 }

@@ -25,6 +25,8 @@ export const MESSAGES = {
   requestTimeout: 'Request timeout',
   headersTooLarge: 'Request header fields too large',
   couldNotGenerateToken: 'Could not generate token',
+  preconditionFailed: 'Precondition failed',
+  shuttingDown: 'Shutting down',
   internalError: 'Internal server error',
 } as const;
 

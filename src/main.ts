@@ -83,6 +83,7 @@ async function serve(config: Config): Promise<void> {
     password: secrets.password,
     loginMaxFailures: config.loginMaxFailures,
     logger,
+    ...(config.corsOrigins !== undefined && { corsOrigins: config.corsOrigins }),
   });
   let address;
   try {

@@ -1,15 +1,32 @@
+import type { IncomingMessage } from 'node:http';
 import { HttpError, MESSAGES } from '../errors.ts';
 import { readJsonObject } from '../http/body.ts';
 import type { RouteDefinition } from '../http/router.ts';
 import type { Reply, Route } from '../http/route.ts';
 import type { BookStore } from '../store/store.ts';
+import { BookWriteGate, bookEtag, checkIfMatch } from './etag.ts';
 import { bookJson } from './model.ts';
 import { parseBookFields, parseBookId, parseBookPatch } from './validate.ts';
 
 const NOT_FOUND = (): HttpError => new HttpError(404, MESSAGES.bookNotFound);
 
+/** A book answer with its strong ETag (RFC 9110 §8.8.3), so a client can send it back in If-Match. */
+function bookReply(status: number, message: Reply['message'], json: string): Reply {
+  return { status, message, data: json, headers: { etag: bookEtag(json) } };
+}
+
 /** spec §4.2–4.6 with the rules decisions.md settles. */
 export function bookRoutes(store: BookStore): RouteDefinition<Route>[] {
+  const gate = new BookWriteGate();
+  /** If-Match (RFC 9110 §13.1.1), checked against the state the write will replace: 404, then 412. */
+  const precondition = async (req: IncomingMessage, id: number): Promise<void> => {
+    const ifMatch = req.headers['if-match'];
+    if (ifMatch === undefined) return;
+    await gate.idle(id);
+    const current = store.getJson(id);
+    if (current === undefined) throw NOT_FOUND();
+    checkIfMatch(ifMatch, current);
+  };
   return [
     {
       method: 'POST',
@@ -19,7 +36,7 @@ export function bookRoutes(store: BookStore): RouteDefinition<Route>[] {
         async handle({ req }): Promise<Reply> {
           const fields = parseBookFields(await readJsonObject(req, MESSAGES.invalidInput));
           const book = await store.create(fields);
-          return { status: 201, message: MESSAGES.bookCreated, data: bookJson(book) };
+          return bookReply(201, MESSAGES.bookCreated, bookJson(book));
         },
       },
     },
@@ -36,7 +53,7 @@ export function bookRoutes(store: BookStore): RouteDefinition<Route>[] {
         handle({ params }): Reply {
           const json = store.getJson(parseBookId(params[0] as string));
           if (json === undefined) throw NOT_FOUND();
-          return { status: 200, message: MESSAGES.bookRetrieved, data: json };
+          return bookReply(200, MESSAGES.bookRetrieved, json);
         },
       },
     },
@@ -50,9 +67,10 @@ export function bookRoutes(store: BookStore): RouteDefinition<Route>[] {
           // spec §4.5.1: the look-up happens before the body is read.
           if (store.get(id) === undefined) throw NOT_FOUND();
           const patch = parseBookPatch(await readJsonObject(req, MESSAGES.invalidInput));
-          const book = await store.update(id, patch);
+          await precondition(req, id);
+          const book = await gate.track(id, store.update(id, patch));
           if (book === undefined) throw NOT_FOUND();
-          return { status: 200, message: MESSAGES.bookUpdated, data: bookJson(book) };
+          return bookReply(200, MESSAGES.bookUpdated, bookJson(book));
         },
       },
     },
@@ -61,8 +79,10 @@ export function bookRoutes(store: BookStore): RouteDefinition<Route>[] {
       pattern: '/book/{id}',
       handler: {
         auth: true,
-        async handle({ params }): Promise<Reply> {
-          if (!(await store.remove(parseBookId(params[0] as string)))) throw NOT_FOUND();
+        async handle({ req, params }): Promise<Reply> {
+          const id = parseBookId(params[0] as string);
+          await precondition(req, id);
+          if (!(await gate.track(id, store.remove(id)))) throw NOT_FOUND();
           return { status: 200, message: MESSAGES.bookDeleted, data: 'null' };
         },
       },

@@ -9,7 +9,9 @@ import { HttpError, MESSAGES } from '../errors.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import type { BookStore } from '../store/store.ts';
 import { ClientAbortedError } from './body.ts';
-import { writeEnvelope } from './respond.ts';
+import { createCors } from './cors.ts';
+import { OPENAPI_ROUTE } from './openapi.ts';
+import { writeEnvelope, writeJson } from './respond.ts';
 import type { Reply, RequestContext, Route } from './route.ts';
 import { Router, type RouteDefinition } from './router.ts';
 
@@ -25,6 +27,8 @@ export interface AppOptions {
   loginMaxFailures?: number;
   /** Where request and error lines go; default: nowhere. */
   logger?: Logger;
+  /** Origins allowed to call from a browser (`*`: any); empty or absent: CORS off. */
+  corsOrigins?: readonly string[];
   /** Clock in milliseconds, for tokens and throttling; default `Date.now`. */
   now?: () => number;
 }
@@ -40,11 +44,20 @@ export interface App {
   close(): Promise<void>;
 }
 
-const HEALTH_ROUTE: RouteDefinition<Route> = {
-  method: 'GET',
-  pattern: '/healthz',
-  handler: { auth: false, handle: () => ({ status: 200, message: MESSAGES.ok, data: '{"status":"ok"}' }) },
-};
+/** While draining, 503 tells a load balancer to send new requests elsewhere. */
+function healthRoute(isDraining: () => boolean): RouteDefinition<Route> {
+  return {
+    method: 'GET',
+    pattern: '/healthz',
+    handler: {
+      auth: false,
+      handle: () => {
+        if (isDraining()) throw new HttpError(503, MESSAGES.shuttingDown);
+        return { status: 200, message: MESSAGES.ok, data: '{"status":"ok"}' };
+      },
+    },
+  };
+}
 
 /** A client-supplied request id is echoed only when it is short, visible ASCII (no log injection). */
 function requestIdFrom(req: IncomingMessage): string {
@@ -86,14 +99,18 @@ export function createApp(options: AppOptions): App {
       logger,
     }),
     ...bookRoutes(store),
-    HEALTH_ROUTE,
+    healthRoute(() => app.draining),
+    OPENAPI_ROUTE,
   ]);
   const logRequests = logger.isEnabled('info');
+  const cors = createCors(options.corsOrigins ?? []);
 
   const send = (req: IncomingMessage, res: ServerResponse, reqId: string, start: number, reply: Reply): void => {
     let headers = reply.headers;
+    if (cors !== undefined) headers = { ...cors.responseHeaders(req.headers.origin), ...headers };
     if (app.draining) headers = { ...headers, connection: 'close' };
-    writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
+    if (reply.raw === true) writeJson(res, reqId, reply.status, reply.data, headers);
+    else writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
     if (logRequests) {
       const q = (req.url as string).indexOf('?');
       logger.info('request', {
@@ -147,7 +164,12 @@ export function createApp(options: AppOptions): App {
       // decisions.md: route (404, then 405) → auth (401) → {id} (400) → body.
       const match = router.match(req.method as string, q === -1 ? url : url.slice(0, q));
       if (match.kind === 'none') throw new HttpError(404, MESSAGES.notFound);
-      if (match.kind === 'method') throw new HttpError(405, MESSAGES.methodNotAllowed, { allow: match.allow });
+      if (match.kind === 'method') {
+        const preflight = cors?.preflightHeaders(req, match.allow);
+        if (preflight === undefined) throw new HttpError(405, MESSAGES.methodNotAllowed, { allow: match.allow });
+        send(req, res, reqId, start, { status: 200, message: MESSAGES.ok, data: 'null', headers: preflight });
+        return;
+      }
       const route = match.handler;
       if (route.auth) authorize(req, reqId);
       const ctx: RequestContext = { req, params: match.params, clientAddress: req.socket.remoteAddress ?? '' };

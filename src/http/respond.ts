@@ -16,7 +16,20 @@ export function writeEnvelope(
   dataJson: string,
   extraHeaders?: Readonly<Record<string, string>>,
 ): void {
-  const body = `{"status":${status},"message":${JSON.stringify(message)},"data":${dataJson}}`;
+  writeJson(res, requestId, status, `{"status":${status},"message":${JSON.stringify(message)},"data":${dataJson}}`, extraHeaders);
+}
+
+/**
+ * A JSON body with the headers every answer carries. Only GET /openapi.json sends one without the
+ * envelope: tools that read OpenAPI documents expect the document itself at its URL.
+ */
+export function writeJson(
+  res: ServerResponse,
+  requestId: string,
+  status: number,
+  body: string,
+  extraHeaders?: Readonly<Record<string, string>>,
+): void {
   const headers: Record<string, string | number> = {
     'content-type': CONTENT_TYPE,
     'content-length': Buffer.byteLength(body),

@@ -15,6 +15,8 @@ export interface Reply {
   readonly message: Message;
   readonly data: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /** `data` is the whole body, sent without the envelope (GET /openapi.json only). */
+  readonly raw?: boolean;
 }
 
 export interface Route {

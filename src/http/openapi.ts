@@ -1,0 +1,248 @@
+import { MAX_TEXT_LENGTH, MAX_YEAR, MIN_YEAR } from '../books/validate.ts';
+import { MESSAGES, type Message } from '../errors.ts';
+import type { Header, OpenApiDocument, Operation, Parameter, RequestBody, Response, Schema } from './openapi-types.ts';
+import type { Route } from './route.ts';
+import type { RouteDefinition } from './router.ts';
+
+const JSON_TYPE = 'application/json';
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const NULL: Schema = { type: 'null' };
+
+const REQUEST_ID: Header = { description: 'The client\'s X-Request-Id when short visible ASCII, else a generated one.', schema: { type: 'string' } };
+const ETAG: Header = {
+  description: 'Strong entity tag of the book (RFC 9110 §8.8.3): send it back in If-Match to make a write conditional.',
+  required: true,
+  schema: { type: 'string' },
+};
+
+/** An envelope answer (spec §2): `status` equals the HTTP status, `message` is one of `messages`. */
+function answer(status: number, messages: readonly Message[], data: Schema = NULL, headers: Record<string, Header> = {}): Response {
+  return {
+    description: messages.join(' | '),
+    headers: { 'X-Request-Id': REQUEST_ID, ...headers },
+    content: {
+      [JSON_TYPE]: {
+        schema: {
+          type: 'object',
+          required: ['status', 'message', 'data'],
+          properties: { status: { const: status }, message: messages.length === 1 ? { const: messages[0] as Message } : { enum: messages }, data },
+        },
+      },
+    },
+  };
+}
+
+/** Answers any request can get from the transport (decisions.md, "Bodies and transport"). */
+const TRANSPORT = {
+  '408': answer(408, [MESSAGES.requestTimeout]),
+  '431': answer(431, [MESSAGES.headersTooLarge]),
+  '500': answer(500, [MESSAGES.internalError]),
+} as const;
+const UNAUTHORIZED = answer(401, [MESSAGES.tokenRequired, MESSAGES.invalidToken]);
+const TOO_LARGE = answer(413, [MESSAGES.payloadTooLarge]);
+const PROTECTED = [{ rawToken: [] }, { bearer: [] }] as const;
+
+const ID: Parameter = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'Decimal digits naming a safe integer (`007` is 7); anything else is 400 `Invalid book id`.',
+  schema: { type: 'string', pattern: '^[0-9]+$' },
+};
+const IF_MATCH: Parameter = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  description: '`*` or entity tags from ETag (RFC 9110 §13.1.1, strong comparison). No match: 412, nothing changed.',
+  schema: { type: 'string' },
+};
+
+function jsonBody(description: string, schema: Schema): RequestBody {
+  return { required: true, description, content: { [JSON_TYPE]: { schema } } };
+}
+
+/** HEAD answers what GET answers, without the body (decisions.md, "Paths and ids"). */
+function headOf(get: Operation): Operation {
+  return { ...get, operationId: `${get.operationId}Head`, summary: `${get.summary} (headers only)` };
+}
+
+const text = (what: string): Schema => ({
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_TEXT_LENGTH,
+  pattern: '\\S',
+  description: `${what}: not blank, at most ${MAX_TEXT_LENGTH} Unicode code points, stored exactly as given.`,
+});
+const year: Schema = { type: 'integer', minimum: MIN_YEAR, maximum: MAX_YEAR, description: 'An integer value (2020, 2020.0 and 2e3 all are).' };
+
+const getBooks: Operation = {
+  operationId: 'listBooks',
+  summary: 'Every book, ascending id',
+  tags: ['books'],
+  security: PROTECTED,
+  responses: { '200': answer(200, [MESSAGES.booksRetrieved], { type: 'array', items: ref('Book') }), '400': answer(400, [MESSAGES.badRequest]), '401': UNAUTHORIZED, ...TRANSPORT },
+};
+const getBook: Operation = {
+  operationId: 'getBook',
+  summary: 'One book',
+  tags: ['books'],
+  security: PROTECTED,
+  parameters: [ID],
+  responses: {
+    '200': answer(200, [MESSAGES.bookRetrieved], ref('Book'), { ETag: ETAG }),
+    '400': answer(400, [MESSAGES.invalidBookId, MESSAGES.badRequest]),
+    '401': UNAUTHORIZED,
+    '404': answer(404, [MESSAGES.bookNotFound]),
+    ...TRANSPORT,
+  },
+};
+const getHealth: Operation = {
+  operationId: 'health',
+  summary: 'Liveness and readiness',
+  tags: ['operations'],
+  security: [],
+  responses: {
+    '200': answer(200, [MESSAGES.ok], { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } }),
+    '400': answer(400, [MESSAGES.badRequest]),
+    '503': answer(503, [MESSAGES.shuttingDown]),
+    ...TRANSPORT,
+  },
+};
+const getDocument: Operation = {
+  operationId: 'openapi',
+  summary: 'This document (not wrapped in the envelope, so OpenAPI tools read it as is)',
+  tags: ['operations'],
+  security: [],
+  responses: { '200': { description: 'The OpenAPI 3.1 document', content: { [JSON_TYPE]: { schema: { type: 'object' } } } }, ...TRANSPORT },
+};
+
+/** The service's OpenAPI 3.1 document; its (path, method) set equals the router's (test/openapi.test.ts). */
+export const OPENAPI_DOCUMENT: OpenApiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Book catalogue',
+    // The document's own version (OpenAPI 3.1 §4.8.2), raised when the interface changes.
+    version: '1.0.0',
+    description:
+      'Every answer is the envelope {status, message, data} with Content-Type application/json; charset=utf-8, ' +
+      'except GET /openapi.json. Checks run in this order: route (404 `Not found`, then 405 `Method not allowed` ' +
+      'with Allow), token (401), {id} (400), body. Bodies over 64 KiB: 413. With CORS_ORIGINS set, an allowed ' +
+      'origin\'s preflight (OPTIONS) gets 200 `OK` with the Access-Control-Allow-* headers.',
+  },
+  paths: {
+    '/token': {
+      post: {
+        operationId: 'createToken',
+        summary: 'Exchange the credential pair for a 15-minute HS256 JWT',
+        tags: ['auth'],
+        security: [],
+        requestBody: jsonBody('Parsed as JSON whatever the Content-Type.', ref('LoginRequest')),
+        responses: {
+          '200': answer(200, [MESSAGES.tokenGenerated], ref('Token')),
+          '400': answer(400, [MESSAGES.invalidRequestPayload, MESSAGES.badRequest]),
+          '401': answer(401, [MESSAGES.invalidCredentials]),
+          '413': TOO_LARGE,
+          '429': answer(429, [MESSAGES.tooManyLoginAttempts], NULL, {
+            'Retry-After': { description: 'Seconds until this address may try again.', required: true, schema: { type: 'integer', minimum: 1 } },
+          }),
+          ...TRANSPORT,
+          '500': answer(500, [MESSAGES.couldNotGenerateToken, MESSAGES.internalError]),
+        },
+      },
+    },
+    '/book': {
+      post: {
+        operationId: 'createBook',
+        summary: 'Create a book; the service assigns its id',
+        tags: ['books'],
+        security: PROTECTED,
+        requestBody: jsonBody('`id` and unknown keys are ignored.', ref('BookInput')),
+        responses: {
+          '201': answer(201, [MESSAGES.bookCreated], ref('Book'), { ETag: ETAG }),
+          '400': answer(400, [MESSAGES.invalidInput, MESSAGES.badRequest]),
+          '401': UNAUTHORIZED,
+          '413': TOO_LARGE,
+          ...TRANSPORT,
+        },
+      },
+    },
+    '/books': { get: getBooks, head: headOf(getBooks) },
+    '/book/{id}': {
+      get: getBook,
+      head: headOf(getBook),
+      put: {
+        operationId: 'updateBook',
+        summary: 'Update a book: absent fields keep their value, `{}` changes nothing',
+        tags: ['books'],
+        security: PROTECTED,
+        parameters: [ID, IF_MATCH],
+        requestBody: jsonBody('Each field present must pass the rule of POST /book.', ref('BookPatch')),
+        responses: {
+          '200': answer(200, [MESSAGES.bookUpdated], ref('Book'), { ETag: ETAG }),
+          '400': answer(400, [MESSAGES.invalidBookId, MESSAGES.invalidInput, MESSAGES.badRequest]),
+          '401': UNAUTHORIZED,
+          '404': answer(404, [MESSAGES.bookNotFound]),
+          '412': answer(412, [MESSAGES.preconditionFailed]),
+          '413': TOO_LARGE,
+          ...TRANSPORT,
+        },
+      },
+      delete: {
+        operationId: 'deleteBook',
+        summary: 'Delete a book; its id is never reused',
+        tags: ['books'],
+        security: PROTECTED,
+        parameters: [ID, IF_MATCH],
+        responses: {
+          '200': answer(200, [MESSAGES.bookDeleted]),
+          '400': answer(400, [MESSAGES.invalidBookId, MESSAGES.badRequest]),
+          '401': UNAUTHORIZED,
+          '404': answer(404, [MESSAGES.bookNotFound]),
+          '412': answer(412, [MESSAGES.preconditionFailed]),
+          ...TRANSPORT,
+        },
+      },
+    },
+    '/healthz': { get: getHealth, head: headOf(getHealth) },
+    '/openapi.json': { get: getDocument, head: headOf(getDocument) },
+  },
+  components: {
+    schemas: {
+      Book: {
+        type: 'object',
+        required: ['id', 'title', 'author', 'year'],
+        properties: { id: { type: 'integer', minimum: 1 }, title: text('Title'), author: text('Author'), year },
+      },
+      BookInput: { type: 'object', required: ['title', 'author', 'year'], properties: { title: text('Title'), author: text('Author'), year } },
+      BookPatch: { type: 'object', properties: { title: text('Title'), author: text('Author'), year } },
+      LoginRequest: { type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string' } } },
+      Token: { type: 'object', required: ['token'], properties: { token: { type: 'string', description: 'HS256 JWT; exp is 900 s after iat.' } } },
+    },
+    responses: {
+      NotFound: answer(404, [MESSAGES.notFound]),
+      MethodNotAllowed: answer(405, [MESSAGES.methodNotAllowed], NULL, {
+        Allow: { description: 'The methods the path supports, sorted, HEAD wherever GET.', required: true, schema: { type: 'string' } },
+      }),
+      PreflightAllowed: answer(200, [MESSAGES.ok]),
+    },
+    securitySchemes: {
+      rawToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The token itself, no scheme prefix (spec §5.2).' },
+      bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: '`Bearer <token>`, scheme in any case.' },
+    },
+  },
+};
+
+let documentJson: string | undefined;
+
+/** GET /openapi.json: public, serialized once on first use. */
+export const OPENAPI_ROUTE: RouteDefinition<Route> = {
+  method: 'GET',
+  pattern: '/openapi.json',
+  handler: {
+    auth: false,
+    handle: () => {
+      documentJson ??= JSON.stringify(OPENAPI_DOCUMENT);
+      return { status: 200, message: MESSAGES.ok, data: documentJson, raw: true };
+    },
+  },
+};

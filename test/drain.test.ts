@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { connect, type Socket } from 'node:net';
+import { startApp } from './helpers/app.ts';
+
+describe('GET /healthz while draining', () => {
+  it('answers 200 OK before shutdown and 503 Shutting down with Connection: close while draining', async () => {
+    const app = await startApp();
+    assert.deepEqual((await app.request('GET', '/healthz', { auth: false })).json, { status: 200, message: 'OK', data: { status: 'ok' } });
+    // Shutdown starts as this request arrives, before the app answers it.
+    let stopped: Promise<void> | undefined;
+    app.server.prependOnceListener('request', () => {
+      stopped = app.server.shutdown(5000);
+    });
+    const res = await app.request('GET', '/healthz', { auth: false });
+    assert.equal(res.status, 503);
+    assert.deepEqual(res.json, { status: 503, message: 'Shutting down', data: null });
+    assert.equal(res.headers.get('connection'), 'close');
+    await stopped;
+    await app.close();
+  });
+
+  it('a mounted app answers 503 Shutting down once its host sets draining', async () => {
+    const app = await startApp();
+    app.server.app.draining = true;
+    try {
+      const res = await app.request('GET', '/healthz', { auth: false });
+      assert.deepEqual(res.json, { status: 503, message: 'Shutting down', data: null });
+    } finally {
+      app.server.app.draining = false;
+      await app.close();
+    }
+  });
+});
+
+/** Starts `node dist/main.js` on port 0 and resolves once it logged where it listens. */
+async function startService(dataDir: string): Promise<{ child: ChildProcess; port: number; output: () => string }> {
+  const child = spawn(process.execPath, ['dist/main.js', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
+    env: { PATH: process.env.PATH, SECRET_TOKEN: 'drain-test-secret-that-is-32-bytes-or-more', AUTH_PASSWORD: 'pw', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const port = await waitFor(child, () => /listening on http:\/\/[^:]+:(\d+)/.exec(out)?.[1]);
+  return { child, port: Number(port), output: () => out };
+}
+
+/** Resolves with `probe()`'s first defined value, checked on every chunk of output. */
+function waitFor<T>(child: ChildProcess, probe: () => T | undefined): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      const value = probe();
+      if (value === undefined) return;
+      child.stdout?.off('data', check);
+      child.off('exit', onExit);
+      resolve(value);
+    };
+    const onExit = (code: number | null): void => reject(new Error(`service exited (${code}) before the expected output`));
+    child.stdout?.on('data', check);
+    child.once('exit', onExit);
+    check();
+  });
+}
+
+/**
+ * A POST whose body never comes, so the first signal's shutdown waits its whole 10 s grace. The
+ * server's `100 Continue` shows the request has reached the app before any signal is sent.
+ */
+function requestInFlight(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write('POST /token HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Length: 100\r\n\r\n');
+    });
+    let seen = '';
+    socket.setEncoding('latin1').on('data', (chunk: string) => {
+      seen += chunk;
+      if (seen.includes(' 100 Continue')) resolve(socket);
+    });
+    socket.on('error', reject);
+  });
+}
+
+describe('a second SIGINT/SIGTERM exits at once', () => {
+  const dirs: string[] = [];
+  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+
+  const rows = [
+    { signal: 'SIGTERM', code: 143 },
+    { signal: 'SIGINT', code: 130 },
+  ] as const;
+  for (const { signal, code } of rows) {
+    it(`a second ${signal} while a request is in flight exits with ${code}`, async () => {
+      const dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-drain-'));
+      dirs.push(dataDir);
+      const service = await startService(dataDir);
+      const exited = new Promise<number | null>((resolve) => service.child.once('exit', (c) => resolve(c)));
+      const conn = await requestInFlight(service.port);
+      service.child.kill(signal);
+      await waitFor(service.child, () => (service.output().includes(`${signal} received`) ? true : undefined));
+      service.child.kill(signal);
+      assert.equal(await exited, code, service.output());
+      conn.destroy();
+    });
+  }
+});
