@@ -1,4 +1,5 @@
 import { parseEnv } from 'node:util';
+import { BACKUP_USAGE, parseBackupCommand, type BackupCommand } from './cli/backup-command.ts';
 import { ConfigError } from './errors.ts';
 import { parseCorsOrigins } from './http/cors.ts';
 import { LOG_LEVELS, type LogLevel } from './log.ts';
@@ -20,7 +21,7 @@ export interface Config {
   corsOrigins?: string[];
 }
 
-export type Command = { kind: 'help' } | { kind: 'version' } | { kind: 'serve'; config: Config };
+export type Command = { kind: 'help' } | { kind: 'version' } | { kind: 'serve'; config: Config } | BackupCommand;
 
 export interface ConfigSources {
   argv: readonly string[];
@@ -46,7 +47,7 @@ const FLAGS = {
 type FlagKey = (typeof FLAGS)[keyof typeof FLAGS];
 
 export const USAGE = `Usage: book-catalogue [options]
-
+${BACKUP_USAGE}
 Book catalogue HTTP/JSON service.
 
 Options:
@@ -74,6 +75,12 @@ Flags win over environment variables, which win over a .env file in the working 
 export function parseCommand(sources: ConfigSources): Command {
   const flags: Partial<Record<FlagKey, string>> = {};
   const args = sources.argv;
+  const fileEnv = sources.dotenv === undefined ? {} : parseEnv(sources.dotenv);
+  const env = (key: string): string | undefined => {
+    const value = sources.env[key] ?? fileEnv[key];
+    return value === '' ? undefined : value;
+  };
+  if (args[0] === 'export' || args[0] === 'import') return parseBackupCommand(args, env('DATA_DIR') ?? DEFAULTS.dataDir);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (arg === '-h' || arg === '--help') return { kind: 'help' };
@@ -96,11 +103,6 @@ export function parseCommand(sources: ConfigSources): Command {
     flags[FLAGS[name as keyof typeof FLAGS]] = value;
   }
 
-  const fileEnv = sources.dotenv === undefined ? {} : parseEnv(sources.dotenv);
-  const env = (key: string): string | undefined => {
-    const value = sources.env[key] ?? fileEnv[key];
-    return value === '' ? undefined : value;
-  };
 
   const portText = flags.port ?? env('PORT');
   const logLevel = flags.logLevel ?? env('LOG_LEVEL') ?? DEFAULTS.logLevel;

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadOrCreateSecret, PASSWORD_FILE, SECRET_FILE } from './auth/secrets.ts';
+import { runBackupCommand } from './cli/backup.ts';
 import { parseCommand, USAGE, type Config } from './config.ts';
 import { ConfigError, DataDirLockedError, StoreCorruptError } from './errors.ts';
 import { createServer, listen } from './http/server.ts';
@@ -134,6 +135,7 @@ async function main(): Promise<void> {
   }
   if (command.kind === 'help') process.stdout.write(USAGE);
   else if (command.kind === 'version') process.stdout.write(`${version()}\n`);
+  else if (command.kind === 'export' || command.kind === 'import') process.exitCode = await runBackupCommand(command, process);
   else await serve(command.config);
 }
 

@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { cp, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { openStore, type DurableBookStore } from '../src/store/store.ts';
+import { gate, recordingFs } from './helpers/recording-fs.ts';
+
+const dirs: string[] = [];
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'store-compaction-'));
+  dirs.push(dir);
+  return dir;
+}
+
+async function dirBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const name of await readdir(dir)) {
+    // A compaction may rename or delete a file between the listing and the stat.
+    total += (await stat(join(dir, name)).catch(() => ({ size: 0 }))).size;
+  }
+  return total;
+}
+
+/** What a crash at this instant leaves: the files as they are now, opened by a new store. */
+async function reopenCopy(dir: string): Promise<string> {
+  const copy = await tempDir();
+  await cp(dir, copy, { recursive: true });
+  const store = await openStore(copy);
+  const json = store.listJson();
+  await store.close();
+  return json;
+}
+
+async function seed(store: DurableBookStore, n: number): Promise<void> {
+  await Promise.all(Array.from({ length: n }, (_, i) => store.create({ title: `Book ${i}`, author: 'A. Author', year: 1900 + (i % 100) })));
+}
+
+describe('store compaction', () => {
+  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+
+  it('100k updates of the same 10 books keep the data directory under 1 MB', async () => {
+    const dir = await tempDir();
+    const rec = recordingFs();
+    rec.realSync = false; // this test is about size; durability is proven elsewhere
+    const store = await openStore(dir, { fs: rec.fs });
+    await seed(store, 10);
+    let largest = 0;
+    for (let wave = 0; wave < 100; wave++) {
+      await Promise.all(Array.from({ length: 1000 }, (_, i) => store.update(1 + (i % 10), { year: wave, title: `Edition ${wave}.${i}` })));
+      largest = Math.max(largest, await dirBytes(dir));
+    }
+    assert.ok(store.stats.compactions > 0);
+    assert.equal(store.stats.records, 100_010);
+    assert.ok(largest < 1024 * 1024, `the directory reached ${largest} bytes`);
+    await store.close();
+    const reopened = await openStore(dir);
+    assert.equal(reopened.get(10)?.title, 'Edition 99.999');
+    await reopened.close();
+  });
+
+  it('a new journal and every rename are followed by an fsync of the directory', async () => {
+    const dir = await tempDir();
+    const rec = recordingFs();
+    const store = await openStore(dir, { fs: rec.fs });
+    await seed(store, 5);
+    await store.compact();
+    await store.create({ title: 'After', author: 'B', year: 2000 });
+    await store.compact();
+    await store.close();
+    const e = rec.events;
+    const after = (i: number): string | undefined => e.slice(i + 1).find((x) => !x.startsWith('close'));
+    const renames = e.flatMap((x, i) => (x.startsWith('rename') ? [i] : []));
+    const created = e.flatMap((x, i) => (x.startsWith('open(ax)') || x.startsWith('open(wx)') ? [i] : []));
+    assert.equal(renames.length, 2);
+    for (const i of renames) assert.equal(after(i), 'syncDir', `after ${e[i]}`);
+    for (const i of created.filter((i) => (e[i] as string).includes('journal'))) assert.equal(after(i), 'syncDir', `after ${e[i]}`);
+    for (const i of renames) assert.equal(e.slice(0, i).findLast((x) => x.includes('snapshot.json.tmp') && !x.startsWith('close')), 'sync snapshot.json.tmp');
+  });
+
+  it('writes during a compaction are acknowledged between snapshot chunks and survive a crash at any point', async () => {
+    const dir = await tempDir();
+    const rec = recordingFs();
+    const store = await openStore(dir, { fs: rec.fs, compaction: { chunkBooks: 10 } });
+    await seed(store, 200);
+    const held = gate();
+    const reached = gate();
+    rec.hooks.write = async (file) => {
+      if (file !== 'snapshot.json.tmp' || !rec.events.includes('write snapshot.json.tmp')) return;
+      reached.open();
+      await held.promise;
+    };
+    const compaction = store.compact();
+    await reached.promise;
+    await Promise.all([store.update(5, { title: 'Changed mid-compaction' }), store.remove(150), store.create({ title: 'New', author: 'C', year: 2001 })]);
+    assert.equal(await reopenCopy(dir), store.listJson(), 'a crash mid-compaction loses nothing');
+    rec.hooks = {};
+    held.open();
+    const writes = Array.from({ length: 20 }, (_, i) => store.update(1 + i, { year: 1000 + i }));
+    await Promise.all([compaction, ...writes]);
+    const snapshotWrites = rec.events.flatMap((x, i) => (x === 'write snapshot.json.tmp' ? [i] : []));
+    assert.ok(snapshotWrites.length >= 20, 'the snapshot is written in chunks');
+    const first = snapshotWrites[0] as number;
+    const last = snapshotWrites.at(-1) as number;
+    assert.ok(rec.events.slice(first, last).some((x) => x.startsWith('datasync journal')), 'journal commits ran between chunks');
+    assert.equal(await reopenCopy(dir), store.listJson(), 'and after it');
+    const expected = store.listJson();
+    await store.close();
+    const reopened = await openStore(dir);
+    assert.equal(reopened.listJson(), expected);
+    assert.equal((await reopened.create({ title: 'Next', author: 'D', year: 2002 })).id, 202);
+    await reopened.close();
+  });
+
+  it('a small catalogue does not compact before its journal reaches the minimum size', async () => {
+    const dir = await tempDir();
+    const store = await openStore(dir, { compaction: { minBytes: 4096 } });
+    await seed(store, 20);
+    assert.equal(store.stats.compactions, 0);
+    await seed(store, 40);
+    while (store.stats.compactions === 0) await new Promise((resolve) => setImmediate(resolve));
+    assert.ok((await readdir(dir)).includes('snapshot.json'));
+    await store.close();
+  });
+});

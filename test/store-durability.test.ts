@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { signToken } from '../src/auth/jwt.ts';
+import { createLogger, createServer, listen, openStore, type CatalogueServer } from '../src/index.ts';
+import type { DurableBookStore } from '../src/store/store.ts';
+import { TEST_PASSWORD, TEST_SECRET, TEST_USER } from './helpers/app.ts';
+import { gate, ioError, recordingFs, type RecordingFs } from './helpers/recording-fs.ts';
+
+/** The service over real HTTP, its store on a recording file layer. */
+interface Rig {
+  rec: RecordingFs;
+  store: DurableBookStore;
+  server: CatalogueServer;
+  dataDir: string;
+  logs: string[];
+  call(method: string, path: string, body?: unknown): Promise<{ status: number; message: string; data: unknown }>;
+}
+
+async function startRig(): Promise<Rig> {
+  const rec = recordingFs();
+  const dataDir = await mkdtemp(join(tmpdir(), 'store-durability-'));
+  const logs: string[] = [];
+  const logger = createLogger({ level: 'debug', write: (line) => logs.push(line) });
+  const store = await openStore(dataDir, { fs: rec.fs, logger });
+  const server = createServer({ store, secret: TEST_SECRET, username: TEST_USER, password: TEST_PASSWORD, logger });
+  const { port } = await listen(server, 0, '127.0.0.1');
+  const call: Rig['call'] = async (method, path, body) => {
+    const authorization = signToken(TEST_USER, Buffer.from(TEST_SECRET), Date.now() / 1000);
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { authorization }, ...(body !== undefined && { body: JSON.stringify(body) }) });
+    return (await res.json()) as { status: number; message: string; data: unknown };
+  };
+  return { rec, store, server, dataDir, logs, call };
+}
+
+const DUNE = { title: 'Dune', author: 'Frank Herbert', year: 1965 };
+const journalOf = (rig: Rig): Promise<string> => readFile(join(rig.dataDir, 'journal-0000000000000001.jsonl'), 'utf8');
+
+describe('store durability over HTTP (injected file layer)', () => {
+  let rig: Rig;
+  before(async () => {
+    rig = await startRig();
+  });
+  beforeEach(() => {
+    rig.rec.hooks = {};
+  });
+  after(async () => {
+    await rig.server.shutdown(1000);
+    await rm(rig.dataDir, { recursive: true, force: true });
+  });
+
+  it('201 is sent only after the journal fdatasync has returned, and a GET meanwhile does not see the book', async () => {
+    const held = gate();
+    const reached = gate();
+    rig.rec.hooks.datasync = async () => {
+      reached.open();
+      await held.promise;
+    };
+    let answered = false;
+    const post = rig.call('POST', '/book', DUNE).then((r) => {
+      answered = true;
+      return r;
+    });
+    await reached.promise;
+    try {
+      const during = await rig.call('GET', '/books');
+      assert.deepEqual(during.data, [], 'read-committed: the pending create is invisible');
+      assert.equal((await rig.call('GET', '/book/1')).status, 404);
+      assert.equal(answered, false, 'no answer while fdatasync has not returned');
+    } finally {
+      held.open();
+    }
+    const created = await post;
+    assert.equal(created.status, 201);
+    assert.ok(rig.rec.events.includes('datasync journal-0000000000000001.jsonl'));
+    assert.equal((await rig.call('GET', '/book/1')).status, 200);
+  });
+
+  it('64 concurrent POSTs are written with far fewer fdatasyncs than creates (group commit)', async () => {
+    const before = rig.store.stats;
+    const syncs = rig.rec.events.filter((e) => e.startsWith('datasync')).length;
+    // Hold the first flush until the other 63 have arrived, as a slow disk would.
+    const held = gate();
+    rig.rec.hooks.datasync = () => held.promise;
+    let answered = 0;
+    const posts = Array.from({ length: 64 }, (_, i) => rig.call('POST', '/book', { ...DUNE, year: i }).finally(() => answered++));
+    while (rig.store.stats.queued < 63 && answered === 0) await new Promise((resolve) => setImmediate(resolve));
+    held.open();
+    const answers = await Promise.all(posts);
+    assert.ok(answers.every((a) => a.status === 201));
+    const used = rig.rec.events.filter((e) => e.startsWith('datasync')).length - syncs;
+    assert.equal(rig.store.stats.records - before.records, 64);
+    assert.equal(used, 2, `${used} fdatasyncs for 64 creates: the first alone, then the 63 that queued meanwhile`);
+  });
+
+  const failures = [
+    { step: 'write' as const, error: 'ENOSPC' },
+    { step: 'datasync' as const, error: 'EIO' },
+  ];
+  for (const { step, error } of failures) {
+    it(`a failed journal ${step} (${error}) answers 500 Internal server error, changes nothing, and writes recover`, async () => {
+      const listBefore = await rig.call('GET', '/books');
+      const fileBefore = await journalOf(rig);
+      const seqBefore = rig.store.stats.seq;
+      // One failure: the disk works again for the cut-back and for later writes.
+      rig.rec.hooks[step] = () => {
+        rig.rec.hooks = {};
+        throw ioError(error);
+      };
+      const failed = await rig.call('POST', '/book', DUNE);
+      assert.deepEqual(failed, { status: 500, message: 'Internal server error', data: null });
+      assert.deepEqual(await rig.call('GET', '/books'), listBefore, 'memory unchanged and reads keep working');
+      assert.equal(await journalOf(rig), fileBefore, 'the journal is cut back to its last durable length');
+      const created = await rig.call('POST', '/book', DUNE);
+      assert.equal(created.status, 201);
+      const ids = (listBefore.data as { id: number }[]).map((b) => b.id);
+      assert.equal((created.data as { id: number }).id, Math.max(0, ...ids) + 1, 'the failed create burned no id');
+      assert.equal(rig.store.stats.seq, seqBefore + 1);
+    });
+  }
+});

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { StoreUnavailableError } from '../src/errors.ts';
+import { openStore, type DurableBookStore } from '../src/store/store.ts';
+import { gate, ioError, recordingFs, type RecordingFs } from './helpers/recording-fs.ts';
+
+const BOOK = { title: 'Emma', author: 'Jane Austen', year: 1815 };
+const JOURNAL = 'journal-0000000000000001.jsonl';
+
+describe('store: atomic failure', () => {
+  let dir: string;
+  let rec: RecordingFs;
+  let store: DurableBookStore;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'store-failure-'));
+    rec = recordingFs();
+    store = await openStore(dir, { fs: rec.fs });
+    await store.create(BOOK);
+  });
+  afterEach(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a failed fdatasync rejects every change waiting at that moment and applies none of them', async () => {
+    const held = gate();
+    rec.hooks.datasync = async () => {
+      rec.hooks = {};
+      await held.promise;
+      throw ioError('EIO');
+    };
+    const changes = [store.create(BOOK), store.update(1, { title: 'Changed' }), store.remove(1), store.create(BOOK)];
+    const settled = Promise.allSettled(changes);
+    held.open();
+    const results = await settled;
+    assert.deepEqual(
+      results.map((r) => r.status === 'rejected' && r.reason instanceof StoreUnavailableError),
+      [true, true, true, true],
+    );
+    assert.equal(store.listJson(), '[{"id":1,"title":"Emma","author":"Jane Austen","year":1815}]');
+    assert.equal((await readFile(join(dir, JOURNAL), 'utf8')).split('\n').length, 2, 'only the first record remains');
+    assert.equal((await store.create(BOOK)).id, 2);
+  });
+
+  it('a failed fdatasync is never retried: the failed write is truncated away, not synced again', async () => {
+    rec.hooks.datasync = () => {
+      rec.hooks = {};
+      throw ioError('EIO');
+    };
+    const events = rec.events.length;
+    await assert.rejects(store.create(BOOK), StoreUnavailableError);
+    assert.deepEqual(rec.events.slice(events), [`write ${JOURNAL}`, `truncate ${JOURNAL}`, `datasync ${JOURNAL}`]);
+  });
+
+  it('when the journal cannot be cut back, writes fail until a restart while reads keep working', async () => {
+    rec.hooks.datasync = () => {
+      throw ioError('EIO');
+    };
+    rec.hooks.truncate = () => {
+      throw ioError('EROFS');
+    };
+    await assert.rejects(store.create(BOOK), StoreUnavailableError);
+    rec.hooks = {};
+    await assert.rejects(store.update(1, { year: 1816 }), StoreUnavailableError);
+    assert.equal(store.get(1)?.year, 1815);
+    await store.close();
+    store = await openStore(dir, { fs: rec.fs });
+    // The restart recovers from whatever the disk holds; the unacknowledged record made it there.
+    assert.equal((await store.create(BOOK)).id, 3);
+  });
+});

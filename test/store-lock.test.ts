@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { DataDirLockedError } from '../src/errors.ts';
+import { createLogger } from '../src/log.ts';
+import { openStore } from '../src/store/store.ts';
+
+const dirs: string[] = [];
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'store-lock-'));
+  dirs.push(dir);
+  return dir;
+}
+
+describe('store lock: one process per data directory', () => {
+  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+
+  it('a second open of a directory in use fails with DataDirLockedError, and close releases it', async () => {
+    const dir = await tempDir();
+    const store = await openStore(dir);
+    await assert.rejects(openStore(dir), DataDirLockedError);
+    await store.close();
+    await (await openStore(dir)).close();
+  });
+
+  it('a lock held by another live process fails with its pid', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'LOCK'), `${process.ppid}\n`);
+    await assert.rejects(openStore(dir), { name: 'DataDirLockedError', pid: process.ppid, message: `data directory ${dir} is in use by another process (pid ${process.ppid})` });
+  });
+
+  it('a stale lock left by a process that no longer runs is taken over with a warning', async () => {
+    const dir = await tempDir();
+    const gone = spawnSync(process.execPath, ['-e', '']).pid as number;
+    await writeFile(join(dir, 'LOCK'), `${gone}\n`);
+    const logs: string[] = [];
+    const store = await openStore(dir, { logger: createLogger({ level: 'warn', write: (l) => logs.push(l) }) });
+    assert.equal(logs.length, 1);
+    assert.match(logs[0] as string, /"level":40.*"stalePid":\d+.*taking over a stale lock/);
+    await store.close();
+  });
+
+  it('creates the data directory 0700 and its files 0600', async () => {
+    const dir = join(await tempDir(), 'data');
+    const store = await openStore(dir);
+    await store.create({ title: 'T', author: 'A', year: 1 });
+    await store.compact();
+    assert.equal((await stat(dir)).mode & 0o777, 0o700);
+    for (const name of await readdir(dir)) assert.equal((await stat(join(dir, name))).mode & 0o777, 0o600, name);
+    await store.close();
+  });
+});

@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { createLogger } from '../src/log.ts';
+import { StoreCorruptError } from '../src/errors.ts';
+import { openStore } from '../src/store/store.ts';
+
+const JOURNAL = 'journal-0000000000000001.jsonl';
+const dirs: string[] = [];
+
+/** A closed data directory holding three books written one by one (three journal records). */
+async function seeded(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'store-recovery-'));
+  dirs.push(dir);
+  const store = await openStore(dir);
+  for (const title of ['Emma', 'Persuasion', 'Sanditon']) await store.create({ title, author: 'Jane Austen', year: 1815 });
+  await store.remove(3);
+  await store.close();
+  return dir;
+}
+
+async function flipByte(file: string, offset: number): Promise<void> {
+  const bytes = await readFile(file);
+  bytes[offset] = (bytes[offset] as number) ^ 0x01;
+  await writeFile(file, bytes);
+}
+
+function openLogged(dir: string): { logs: string[]; open: () => ReturnType<typeof openStore> } {
+  const logs: string[] = [];
+  const logger = createLogger({ level: 'debug', write: (line) => logs.push(line) });
+  return { logs, open: () => openStore(dir, { logger }) };
+}
+
+describe('store recovery', () => {
+  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+
+  it('restarts with every change: contents, deletes, and ids never reused', async () => {
+    const dir = await seeded();
+    const store = await openStore(dir);
+    assert.deepEqual(store.list().map((b) => b.title), ['Emma', 'Persuasion']);
+    assert.equal((await store.create({ title: 'Lady Susan', author: 'Jane Austen', year: 1871 })).id, 4);
+    await store.close();
+  });
+
+  const torn = [
+    { name: 'a final record cut off before its newline', tail: '{"seq":5,"op":"put","book":{"id":4,"ti' },
+    { name: 'a final record whose checksum fails', tail: '{"seq":5,"op":"del","id":1,"crc":12345}\n' },
+  ];
+  for (const { name, tail } of torn) {
+    it(`${name} is truncated away with a warning`, async () => {
+      const dir = await seeded();
+      const file = join(dir, JOURNAL);
+      const { size } = await stat(file);
+      await appendFile(file, tail);
+      const { logs, open } = openLogged(dir);
+      const store = await open();
+      assert.equal((await stat(file)).size, size);
+      assert.ok(logs.some((l) => l.includes('"level":40') && l.includes('torn final journal record') && l.includes(`"offset":${size}`)));
+      assert.deepEqual(store.list().map((b) => b.id), [1, 2]);
+      assert.equal((await store.create({ title: 'Lady Susan', author: 'Jane Austen', year: 1871 })).id, 4);
+      await store.close();
+    });
+  }
+
+  it('a flipped byte in a record before the last stops startup naming the journal and the byte offset', async () => {
+    const dir = await seeded();
+    const file = join(dir, JOURNAL);
+    const lines = (await readFile(file, 'utf8')).split('\n');
+    const second = Buffer.byteLength(`${lines[0]}\n`);
+    await flipByte(file, second + 30);
+    await assert.rejects(openStore(dir), (err: unknown) => {
+      assert.ok(err instanceof StoreCorruptError);
+      assert.equal(err.file, file);
+      assert.equal(err.offset, second);
+      assert.match(err.message, new RegExp(`${JOURNAL} is damaged at byte ${second}`));
+      return true;
+    });
+  });
+
+  it('a flipped byte in the snapshot stops startup naming the snapshot and the damaged line', async () => {
+    const dir = await seeded();
+    const store = await openStore(dir);
+    await store.compact();
+    await store.close();
+    const file = join(dir, 'snapshot.json');
+    const text = await readFile(file, 'utf8');
+    const line = text.indexOf('{"id":2');
+    await flipByte(file, line + 12);
+    await assert.rejects(openStore(dir), { name: 'StoreCorruptError', file, offset: line });
+  });
+
+  it('a missing journal stops startup instead of silently dropping its changes', async () => {
+    const dir = await seeded();
+    const store = await openStore(dir);
+    await store.compact();
+    await store.create({ title: 'Lady Susan', author: 'Jane Austen', year: 1871 });
+    await store.compact();
+    await store.close();
+    await rm(join(dir, 'snapshot.json'));
+    await assert.rejects(openStore(dir), { name: 'StoreCorruptError', offset: 0 });
+  });
+
+  it('temp files and journals a compaction left behind are removed on start', async () => {
+    const dir = await seeded();
+    const compacted = await readFile(join(dir, JOURNAL));
+    const store = await openStore(dir);
+    await store.compact();
+    await store.close();
+    // As a crash leaves them: after the snapshot's rename, before the old journal's unlink.
+    await writeFile(join(dir, 'snapshot.json.tmp'), '{"format":');
+    await writeFile(join(dir, JOURNAL), compacted);
+    const reopened = await openStore(dir);
+    assert.deepEqual((await readdir(dir)).sort(), ['LOCK', 'journal-0000000000000005.jsonl', 'snapshot.json']);
+    assert.deepEqual(reopened.list().map((b) => b.id), [1, 2]);
+    await reopened.close();
+  });
+});
