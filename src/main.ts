@@ -94,7 +94,6 @@ async function serve(config: Config): Promise<void> {
     return fatal(`cannot listen on ${config.host ?? '*'}:${config.port}: ${(err as Error).message}`);
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  logger.info(`listening on http://${host}:${address.port}, data in ${dataDir}`, { port: address.port, dataDir });
 
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -119,6 +118,8 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // Only now: a supervisor that signals as soon as it reads this line must find the handlers set.
+  logger.info(`listening on http://${host}:${address.port}, data in ${dataDir}`, { port: address.port, dataDir });
 }
 
 async function main(): Promise<void> {

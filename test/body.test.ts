@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startApp, TEST_PASSWORD, TEST_USER, type TestApp } from './helpers/app.ts';
+import { openConnection, rawRequest, rawRequestThenClose, type RawResponse } from './helpers/raw.ts';
+
+const LIMIT = 64 * 1024;
+const TOO_LARGE = { status: 413, message: 'Payload too large', data: null };
+const BOOK = '{"title":"Dune","author":"Frank Herbert","year":1965}';
+
+/** The three endpoints that read a body, and their 400 message (spec §7). */
+const ENDPOINTS = [
+  { method: 'POST', path: '/book', message: 'Invalid input' },
+  { method: 'PUT', path: '/book/1', message: 'Invalid input' },
+  { method: 'POST', path: '/token', message: 'Invalid request payload' },
+] as const;
+
+describe('request bodies (decisions.md "Bodies and transport", "Edge cases")', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startApp();
+    await app.request('POST', '/book', { rawBody: BOOK });
+  });
+  after(() => app.close());
+
+  /** Sends `body` bytes exactly, with a token, on a fresh connection. */
+  function sendBytes(method: string, path: string, body: Uint8Array, extraHeaders = ''): Promise<RawResponse> {
+    const head = `${method} ${path} HTTP/1.1\r\nHost: t\r\nAuthorization: ${app.token()}\r\nContent-Length: ${body.length}\r\n${extraHeaders}\r\n`;
+    return rawRequest(app.port, Buffer.concat([Buffer.from(head, 'latin1'), body]));
+  }
+
+  describe('a body that is not a JSON object is the endpoint\'s 400', () => {
+    const bodies: { name: string; bytes: Uint8Array }[] = [
+      { name: 'malformed JSON', bytes: Buffer.from('{"title":"Dune",}') },
+      { name: 'empty', bytes: Buffer.alloc(0) },
+      { name: 'only whitespace', bytes: Buffer.from('  \n') },
+      { name: 'a JSON array', bytes: Buffer.from(`[${BOOK}]`) },
+      { name: 'JSON null', bytes: Buffer.from('null') },
+      { name: 'a JSON string', bytes: Buffer.from('"Dune"') },
+      { name: 'a JSON number', bytes: Buffer.from('1965') },
+      { name: 'JSON true', bytes: Buffer.from('true') },
+      { name: 'two JSON objects', bytes: Buffer.from(`${BOOK}${BOOK}`) },
+      { name: 'a leading byte-order mark (UTF-8 BOM)', bytes: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(BOOK)]) },
+      { name: 'invalid UTF-8 (a lone continuation byte)', bytes: Buffer.from('{"title":"\x80","author":"a","year":1}', 'latin1') },
+      { name: 'invalid UTF-8 (0xFF)', bytes: Buffer.from('{"title":"\xff","author":"a","year":1}', 'latin1') },
+      { name: 'invalid UTF-8 (an overlong "/")', bytes: Buffer.from('{"title":"\xc0\xaf","author":"a","year":1}', 'latin1') },
+      { name: 'invalid UTF-8 (an encoded surrogate)', bytes: Buffer.from('{"title":"\xed\xa0\x80","author":"a","year":1}', 'latin1') },
+      { name: 'invalid UTF-8 (a truncated sequence)', bytes: Buffer.from('{"title":"\xe2\x82","author":"a","year":1}', 'latin1') },
+      { name: 'UTF-16', bytes: Buffer.from(BOOK, 'utf16le') },
+      { name: 'form-encoded', bytes: Buffer.from('title=Dune&author=Herbert&year=1965') },
+      { name: 'JSON with comments', bytes: Buffer.from('{/* c */"title":"Dune","author":"a","year":1}') },
+      { name: 'JSON with single quotes', bytes: Buffer.from("{'title':'Dune','author':'a','year':1}") },
+      { name: 'a NUL byte', bytes: Buffer.from('\0') },
+    ];
+    for (const { method, path, message } of ENDPOINTS) {
+      for (const body of bodies) {
+        it(`${method} ${path}: 400 ${message} when the body is ${body.name}`, async () => {
+          const res = await sendBytes(method, path, body.bytes);
+          assert.equal(res.status, 400);
+          assert.deepEqual(res.json, { status: 400, message, data: null });
+        });
+      }
+    }
+    it('the book is unchanged after all of them', async () => {
+      assert.deepEqual((await app.request('GET', '/book/1')).json.data, { id: 1, ...JSON.parse(BOOK) });
+    });
+  });
+
+  describe('the body is parsed as JSON whatever its Content-Type', () => {
+    const types = ['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x', 'application/json; charset=latin1'];
+    for (const type of types) {
+      it(`201 for POST /book with Content-Type: ${type}`, async () => {
+        const res = await app.request('POST', '/book', { rawBody: BOOK, headers: { 'content-type': type } });
+        assert.equal(res.status, 201);
+      });
+    }
+    it('201 for POST /book with no Content-Type at all', async () => {
+      const res = await sendBytes('POST', '/book', Buffer.from(BOOK));
+      assert.equal(res.status, 201);
+    });
+    it('200 for POST /token with Content-Type: text/plain', async () => {
+      const res = await app.request('POST', '/token', {
+        rawBody: JSON.stringify({ username: TEST_USER, password: TEST_PASSWORD }),
+        headers: { 'content-type': 'text/plain' },
+        auth: false,
+      });
+      assert.equal(res.status, 200);
+    });
+  });
+
+  describe('valid JSON details', () => {
+    it('duplicate keys: the last one wins (as JSON.parse)', async () => {
+      const res = await app.request('POST', '/book', { rawBody: '{"title":"first","title":"last","author":"a","year":"x","year":2}' });
+      assert.equal(res.status, 201);
+      assert.deepEqual(res.json.data, { id: (res.json.data as { id: number }).id, title: 'last', author: 'a', year: 2 });
+    });
+    it('duplicate keys: an invalid last value is 400 even when an earlier one was valid', async () => {
+      const res = await app.request('POST', '/book', { rawBody: '{"title":"t","author":"a","year":2,"year":"x"}' });
+      assert.equal(res.status, 400);
+    });
+    it('whitespace around the object is fine', async () => {
+      assert.equal((await app.request('POST', '/book', { rawBody: `\r\n\t ${BOOK} \n` })).status, 201);
+    });
+    it('valid multi-byte UTF-8 is decoded', async () => {
+      const res = await sendBytes('POST', '/book', Buffer.from('{"title":"Les Misérables 📚","author":"Hugo","year":1862}'));
+      assert.equal((res.json?.data as { title: string }).title, 'Les Misérables 📚');
+    });
+    it('escaped characters are decoded (\\u00e9, \\n)', async () => {
+      const res = await app.request('POST', '/book', { rawBody: '{"title":"caf\\u00e9\\nbar","author":"a","year":1}' });
+      assert.equal((res.json.data as { title: string }).title, 'café\nbar');
+    });
+    it('a __proto__ key is an ignored unknown field and pollutes nothing', async () => {
+      const res = await app.request('POST', '/book', { rawBody: '{"title":"t","author":"a","year":1,"__proto__":{"admin":true}}' });
+      assert.equal(res.status, 201);
+      assert.deepEqual(Object.keys(res.json.data as object), ['id', 'title', 'author', 'year']);
+      assert.equal(({} as Record<string, unknown>).admin, undefined);
+    });
+  });
+
+  describe('64 KiB limit: 413 Payload too large with Connection: close', () => {
+    /** A valid book body of exactly `size` bytes, padded with an ignored field. */
+    const sized = (size: number): string => {
+      const base = '{"title":"t","author":"a","year":1,"pad":""}';
+      return base.replace('"pad":""', `"pad":"${'x'.repeat(size - base.length)}"`);
+    };
+
+    it('a body of exactly 64 KiB is accepted', async () => {
+      const res = await app.request('POST', '/book', { rawBody: sized(LIMIT) });
+      assert.equal(res.status, 201);
+    });
+
+    for (const { method, path } of ENDPOINTS) {
+      it(`${method} ${path}: 413 for a body of 64 KiB + 1 byte declared by Content-Length`, async () => {
+        const res = await app.request(method, path, { rawBody: sized(LIMIT + 1) });
+        assert.equal(res.status, 413);
+        assert.deepEqual(res.json, TOO_LARGE);
+        assert.equal(res.headers.get('connection'), 'close');
+      });
+    }
+
+    it('refused by Content-Length before a byte of the body is sent, then the connection closes', async () => {
+      const res = await rawRequestThenClose(
+        app.port,
+        `POST /book HTTP/1.1\r\nHost: t\r\nAuthorization: ${app.token()}\r\nContent-Length: ${LIMIT + 1}\r\n\r\n`,
+      );
+      assert.deepEqual(res.json, TOO_LARGE);
+      assert.equal(res.headers.connection, 'close');
+    });
+
+    it('a chunked body without a length is counted while read: 413, then the connection closes', async () => {
+      const conn = await openConnection(app.port);
+      conn.write(`POST /book HTTP/1.1\r\nHost: t\r\nAuthorization: ${app.token()}\r\nTransfer-Encoding: chunked\r\n\r\n`);
+      // 17 chunks of 4 KiB: past the limit, and the final zero-length chunk is never sent.
+      for (let i = 0; i < 17; i++) conn.write(`1000\r\n${'x'.repeat(4096)}\r\n`);
+      const res = await conn.response();
+      assert.deepEqual(res.json, TOO_LARGE);
+      assert.equal(res.headers.connection, 'close');
+      await conn.closed;
+    });
+
+    it('a chunked body within the limit is read whole', async () => {
+      const conn = await openConnection(app.port);
+      try {
+        const half = BOOK.length >> 1;
+        const chunk = (s: string): string => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n`;
+        conn.write(`POST /book HTTP/1.1\r\nHost: t\r\nAuthorization: ${app.token()}\r\nTransfer-Encoding: chunked\r\n\r\n`);
+        conn.write(chunk(BOOK.slice(0, half)));
+        conn.write(`${chunk(BOOK.slice(half))}0\r\n\r\n`);
+        assert.equal((await conn.response()).status, 201);
+      } finally {
+        conn.destroy();
+      }
+    });
+
+    it('the service keeps answering afterwards', async () => {
+      const res = await app.request('GET', '/book/1');
+      assert.equal(res.status, 200);
+    });
+  });
+
+  it('a client that hangs up mid-body does not disturb the service', async () => {
+    const conn = await openConnection(app.port);
+    conn.write(`POST /book HTTP/1.1\r\nHost: t\r\nAuthorization: ${app.token()}\r\nContent-Length: 100\r\n\r\n{"title":`);
+    conn.destroy();
+    await conn.closed;
+    assert.equal((await app.request('GET', '/books')).status, 200);
+  });
+});

@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startApp, type TestApp } from './helpers/app.ts';
+
+describe('GET /books (spec §4.3)', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startApp();
+  });
+  after(() => app.close());
+
+  it('200 Books retrieved successfully with data [] (never null) when no book exists', async () => {
+    const res = await app.request('GET', '/books');
+    assert.equal(res.status, 200);
+    assert.equal(res.text, '{"status":200,"message":"Books retrieved successfully","data":[]}');
+  });
+
+  it('data is an array with every stored Book in ascending id order', async () => {
+    const books = [];
+    for (const [title, year] of [['c', 3], ['a', 1], ['b', 2]] as const) {
+      books.push((await app.request('POST', '/book', { body: { title, author: 'x', year } })).json.data);
+    }
+    const res = await app.request('GET', '/books');
+    assert.equal(res.json.message, 'Books retrieved successfully');
+    assert.deepEqual(res.json.data, books);
+  });
+
+  it('an updated book keeps its place and a deleted one leaves the list', async () => {
+    await app.request('PUT', '/book/1', { body: { title: 'zzz' } });
+    await app.request('DELETE', '/book/2');
+    const ids = (await app.request('GET', '/books')).json.data as { id: number; title: string }[];
+    assert.deepEqual(
+      ids.map((b) => [b.id, b.title]),
+      [
+        [1, 'zzz'],
+        [3, 'b'],
+      ],
+    );
+  });
+
+  it('the endpoint takes no query parameters: GET /books?x=1 equals GET /books', async () => {
+    const plain = await app.request('GET', '/books');
+    for (const query of ['?x=1', '?page=2&limit=1', '?sort=title', '?']) {
+      const res = await app.request('GET', `/books${query}`);
+      assert.equal(res.text, plain.text, query);
+    }
+  });
+});
+
+describe('GET /book/{id} (spec §4.4)', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startApp();
+    await app.request('POST', '/book', { body: { title: 'Dune', author: 'Frank Herbert', year: 1965 } });
+  });
+  after(() => app.close());
+
+  it('§4.4.1 404 Book not found when no book has that id', async () => {
+    const res = await app.request('GET', '/book/2');
+    assert.equal(res.status, 404);
+    assert.deepEqual(res.json, { status: 404, message: 'Book not found', data: null });
+  });
+
+  it('§4.4.2 200 Book retrieved successfully, data = the Book', async () => {
+    const res = await app.request('GET', '/book/1');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.json, {
+      status: 200,
+      message: 'Book retrieved successfully',
+      data: { id: 1, title: 'Dune', author: 'Frank Herbert', year: 1965 },
+    });
+  });
+
+  it('a query string is ignored: GET /book/1?x=1 equals GET /book/1', async () => {
+    assert.equal((await app.request('GET', '/book/1?x=1')).text, (await app.request('GET', '/book/1')).text);
+  });
+
+  it('400 Invalid book id when {id} is not a number', async () => {
+    const res = await app.request('GET', '/book/abc');
+    assert.deepEqual(res.json, { status: 400, message: 'Invalid book id', data: null });
+  });
+});

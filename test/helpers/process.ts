@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI (`npm test` builds it in pretest). */
+export const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+export interface RunOptions {
+  args?: readonly string[];
+  /** The whole environment besides PATH: tests start from a clean one. */
+  env?: Readonly<Record<string, string>>;
+  cwd: string;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Children still running: a failed assertion must not leave one holding the test file open. */
+const running = new Set<ChildProcess>();
+
+function spawnMain(options: RunOptions): ChildProcess {
+  const child = spawn(process.execPath, [MAIN, ...(options.args ?? [])], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  child.on('close', () => running.delete(child));
+  return child;
+}
+
+/** For `after`: kills whatever a failed test left running and waits until it is gone. */
+export async function killAll(): Promise<void> {
+  await Promise.all(
+    [...running].map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          child.on('close', () => resolve());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+}
+
+function collect(child: ChildProcess): { out: { stdout: string; stderr: string }; exited: Promise<Exit> } {
+  const out = { stdout: '', stderr: '' };
+  child.stdout?.setEncoding('utf8').on('data', (s: string) => (out.stdout += s));
+  child.stderr?.setEncoding('utf8').on('data', (s: string) => (out.stderr += s));
+  const exited = new Promise<Exit>((resolve) => {
+    child.on('close', (code, signal) => resolve({ code, signal, ...out }));
+  });
+  return { out, exited };
+}
+
+/** Runs the CLI to its end (for --help, --version and startup errors). */
+export function runMain(options: RunOptions): Promise<Exit> {
+  return collect(spawnMain(options)).exited;
+}
+
+/** Starts the CLI without waiting for anything (for runs that print no startup line). */
+export function launchMain(options: RunOptions): { child: ChildProcess; output(): { stdout: string; stderr: string }; exited: Promise<Exit> } {
+  const child = spawnMain(options);
+  const { out, exited } = collect(child);
+  return { child, output: () => ({ ...out }), exited };
+}
+
+export interface RunningService {
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly url: string;
+  /** The startup line, parsed. */
+  readonly startup: { msg: string; port: number; dataDir: string };
+  /** Everything written so far. */
+  output(): { stdout: string; stderr: string };
+  readonly exited: Promise<Exit>;
+  /** Sends the signal and resolves with how the process ended. */
+  stop(signal?: NodeJS.Signals): Promise<Exit>;
+}
+
+/**
+ * Starts the CLI and resolves once its startup line ("listening on …, data in …") is out, so the
+ * port is known. Pass `--port 0 --host 127.0.0.1` in `args` to get a free port.
+ */
+export function startMain(options: RunOptions): Promise<RunningService> {
+  const child = spawnMain(options);
+  const { out, exited } = collect(child);
+  return new Promise((resolve, reject) => {
+    const onData = (): void => {
+      // Only complete lines: the last element is still being written.
+      for (const line of out.stdout.split('\n').slice(0, -1)) {
+        if (!line.startsWith('{')) continue;
+        const entry = JSON.parse(line) as { msg: string; port?: number; dataDir?: string };
+        if (!entry.msg.startsWith('listening on') || entry.port === undefined) continue;
+        child.stdout?.off('data', onData);
+        const startup = { msg: entry.msg, port: entry.port, dataDir: entry.dataDir ?? '' };
+        resolve({
+          child,
+          port: startup.port,
+          url: `http://127.0.0.1:${startup.port}`,
+          startup,
+          output: () => ({ ...out }),
+          exited,
+          stop(signal = 'SIGTERM') {
+            child.kill(signal);
+            return exited;
+          },
+        });
+        return;
+      }
+    };
+    child.stdout?.on('data', onData);
+    exited.then((exit) => reject(new Error(`exited before listening (code ${exit.code}): ${exit.stderr}${exit.stdout}`)));
+  });
+}

@@ -1,0 +1,134 @@
+import { connect, type Socket } from 'node:net';
+import type { Envelope } from './app.ts';
+
+/**
+ * A raw `node:net` client for bytes `fetch` will not send: invalid UTF-8, hand-made chunked
+ * bodies, malformed request lines, oversized headers (pillarjs/router's habit).
+ */
+export interface RawResponse {
+  status: number;
+  /** Header names in lower case; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  body: string;
+  /** The body parsed as JSON, or undefined when it is not JSON. */
+  json: Envelope | undefined;
+}
+
+export interface RawConnection {
+  write(data: string | Uint8Array): void;
+  /** The next complete response on this connection (`head`: the request was HEAD, so no body). */
+  response(options?: { head?: boolean }): Promise<RawResponse>;
+  /** Resolves once the server has closed the connection (by FIN or reset). */
+  readonly closed: Promise<void>;
+  destroy(): void;
+}
+
+export function openConnection(port: number): Promise<RawConnection> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('error', reject);
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      resolve(wrap(socket));
+    });
+  });
+}
+
+/**
+ * Sends `data` on a new connection, reads one response and waits until the server closes the
+ * connection: for requests after which decisions.md says the connection is closed.
+ */
+export async function rawRequestThenClose(port: number, data: string | Uint8Array): Promise<RawResponse> {
+  const conn = await openConnection(port);
+  conn.write(data);
+  const response = await conn.response();
+  await conn.closed;
+  return response;
+}
+
+/** Sends `data` on a new connection with keep-alive semantics, reads one response, then hangs up. */
+export async function rawRequest(port: number, data: string | Uint8Array, options: { head?: boolean } = {}): Promise<RawResponse> {
+  const conn = await openConnection(port);
+  try {
+    conn.write(data);
+    return await conn.response(options);
+  } finally {
+    conn.destroy();
+  }
+}
+
+function wrap(socket: Socket): RawConnection {
+  let buffer = Buffer.alloc(0);
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const notify = (): void => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const closed = new Promise<void>((resolve) => {
+    socket.on('close', () => {
+      ended = true;
+      notify();
+      resolve();
+    });
+  });
+  socket.on('data', (chunk: Buffer) => {
+    buffer = Buffer.concat([buffer, chunk]);
+    notify();
+  });
+  // A reset after the server has answered is how some closes look from here; `closed` reports it.
+  socket.on('error', () => {});
+
+  const waitForData = (): Promise<void> => new Promise((resolve) => (wake = resolve));
+
+  return {
+    write(data) {
+      if (!socket.destroyed) socket.write(data);
+    },
+    closed,
+    destroy: () => socket.destroy(),
+    async response(options = {}) {
+      for (;;) {
+        const parsed = parseResponse(buffer, options.head === true, ended);
+        if (parsed !== undefined) {
+          buffer = buffer.subarray(parsed.consumed);
+          return parsed.response;
+        }
+        if (ended) throw new Error(`connection closed before a complete response; got ${JSON.stringify(buffer.toString('latin1'))}`);
+        await waitForData();
+      }
+    },
+  };
+}
+
+function parseResponse(buffer: Buffer, head: boolean, ended: boolean): { response: RawResponse; consumed: number } | undefined {
+  const headEnd = buffer.indexOf('\r\n\r\n');
+  if (headEnd === -1) return undefined;
+  const lines = buffer.subarray(0, headEnd).toString('latin1').split('\r\n');
+  const status = Number((lines[0] ?? '').split(' ')[1]);
+  const headers: Record<string, string> = {};
+  for (const line of lines.slice(1)) {
+    const colon = line.indexOf(':');
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+  }
+  const bodyStart = headEnd + 4;
+  const declared = headers['content-length'];
+  let bodyEnd: number;
+  // An interim 1xx answer (100 Continue) and an answer to HEAD carry no body.
+  if (head || (status >= 100 && status < 200)) bodyEnd = bodyStart;
+  else if (declared !== undefined) bodyEnd = bodyStart + Number(declared);
+  else if (ended) bodyEnd = buffer.length;
+  else return undefined;
+  if (buffer.length < bodyEnd) return undefined;
+  const body = buffer.subarray(bodyStart, bodyEnd).toString('utf8');
+  let json: Envelope | undefined;
+  try {
+    json = JSON.parse(body) as Envelope;
+  } catch {
+    json = undefined;
+  }
+  return { response: { status, headers, body, json }, consumed: bodyEnd };
+}

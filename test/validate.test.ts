@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { parseBookFields, parseBookId, parseBookPatch } from '../src/books/validate.ts';
+import { HttpError } from '../src/errors.ts';
+import { startApp, type TestApp } from './helpers/app.ts';
+
+const EMOJI = '📚'; // one code point, two UTF-16 units
+const VALID = { title: 'Dune', author: 'Frank Herbert', year: 1965 };
+const INVALID_INPUT = { status: 400, message: 'Invalid input', data: null };
+
+/** Field values that break the rules of decisions.md "Books" (JSON text, so 1e400 and 2020.5 stay as written). */
+const BAD_TEXT: [string, string][] = [
+  ['missing', ''],
+  ['null', 'null'],
+  ['a number', '42'],
+  ['a boolean', 'true'],
+  ['an array', '["Dune"]'],
+  ['an object', '{"text":"Dune"}'],
+  ['empty', '""'],
+  ['blank spaces', '"   "'],
+  ['blank tabs and newlines', '"\\t\\n\\r"'],
+  ['blank no-break space and ideographic space (trim() removes them)', '"\\u00a0\\u3000"'],
+  ['1001 characters', JSON.stringify('a'.repeat(1001))],
+  ['1001 emoji code points', JSON.stringify(EMOJI.repeat(1001))],
+];
+const BAD_YEAR: [string, string][] = [
+  ['missing', ''],
+  ['null', 'null'],
+  ['a string', '"1965"'],
+  ['a boolean', 'false'],
+  ['an array', '[1965]'],
+  ['a fraction 1965.5', '1965.5'],
+  ['10000', '10000'],
+  ['-10000', '-10000'],
+  ['1e4', '1e4'],
+  ['1e400 (infinite)', '1e400'],
+];
+
+/** A POST body (JSON text) with one field replaced by `value` JSON, or left out when ''. */
+function bodyWith(field: 'title' | 'author' | 'year', value: string): string {
+  const parts = Object.entries(VALID)
+    .filter(([k]) => k !== field || value !== '')
+    .map(([k, v]) => `"${k}":${k === field ? value : JSON.stringify(v)}`);
+  return `{${parts.join(',')}}`;
+}
+
+describe('book validation over HTTP (decisions.md "Books", "Edge cases")', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startApp();
+  });
+  after(() => app.close());
+
+  const post = (rawBody: string) => app.request('POST', '/book', { rawBody });
+
+  describe('POST /book: 400 Invalid input when a field breaks its rule', () => {
+    const rows = [
+      ...BAD_TEXT.map(([name, value]) => ['title', name, value] as const),
+      ...BAD_TEXT.map(([name, value]) => ['author', name, value] as const),
+      ...BAD_YEAR.map(([name, value]) => ['year', name, value] as const),
+    ];
+    for (const [field, name, value] of rows) {
+      it(`400 Invalid input when ${field} is ${name}`, async () => {
+        const res = await post(bodyWith(field, value));
+        assert.equal(res.status, 400);
+        assert.deepEqual(res.json, INVALID_INPUT);
+      });
+    }
+    it('nothing was stored by any of them', async () => {
+      assert.deepEqual((await app.request('GET', '/books')).json.data, []);
+    });
+  });
+
+  describe('POST /book: accepted values', () => {
+    const rows: { name: string; body: string; stored: Partial<typeof VALID> }[] = [
+      { name: 'a title of exactly 1000 characters', body: bodyWith('title', JSON.stringify('a'.repeat(1000))), stored: { title: 'a'.repeat(1000) } },
+      { name: 'a title of 1000 emoji (2000 UTF-16 units)', body: bodyWith('title', JSON.stringify(EMOJI.repeat(1000))), stored: { title: EMOJI.repeat(1000) } },
+      { name: 'an author of exactly 1000 characters', body: bodyWith('author', JSON.stringify('b'.repeat(1000))), stored: { author: 'b'.repeat(1000) } },
+      { name: 'year -9999', body: bodyWith('year', '-9999'), stored: { year: -9999 } },
+      { name: 'year 9999', body: bodyWith('year', '9999'), stored: { year: 9999 } },
+      { name: 'year 0', body: bodyWith('year', '0'), stored: { year: 0 } },
+      { name: 'year 2020.0 (an integer value)', body: bodyWith('year', '2020.0'), stored: { year: 2020 } },
+      { name: 'year 1e3 (an integer value)', body: bodyWith('year', '1e3'), stored: { year: 1000 } },
+      { name: 'a title with surrounding spaces, stored exactly as given', body: bodyWith('title', '"  Dune  "'), stored: { title: '  Dune  ' } },
+      { name: 'a title with a decomposed é, not normalised', body: bodyWith('title', '"Mise\\u0301rables"'), stored: { title: 'Mise\u0301rables' } },
+      { name: 'a one-character title', body: bodyWith('title', '"X"'), stored: { title: 'X' } },
+      { name: 'control characters and quotes in the author', body: bodyWith('author', '"a\\"b\\\\c\\u0001"'), stored: { author: 'a"b\\c\u0001' } },
+    ];
+    for (const row of rows) {
+      it(`201 for ${row.name}; GET returns it exactly`, async () => {
+        const res = await post(row.body);
+        assert.equal(res.status, 201, res.text);
+        const book = res.json.data as { id: number };
+        const expected = { id: book.id, ...VALID, ...row.stored };
+        assert.deepEqual(book, expected);
+        assert.deepEqual((await app.request('GET', `/book/${book.id}`)).json.data, expected);
+      });
+    }
+  });
+
+  it('an id in a POST body is ignored: the service assigns ids', async () => {
+    const res = await app.request('POST', '/book', { body: { id: 999, ...VALID } });
+    const { id } = res.json.data as { id: number };
+    assert.notEqual(id, 999);
+    assert.equal((await app.request('GET', '/book/999')).status, 404);
+  });
+
+  it('unknown fields are ignored and never stored', async () => {
+    const res = await app.request('POST', '/book', { body: { ...VALID, isbn: '123', extra: { deep: true } } });
+    const { id } = res.json.data as { id: number };
+    assert.deepEqual(Object.keys(res.json.data as object), ['id', 'title', 'author', 'year']);
+    const read = await app.request('GET', `/book/${id}`);
+    assert.ok(!read.text.includes('isbn') && !read.text.includes('extra'));
+    const list = await app.request('GET', '/books');
+    assert.ok(!list.text.includes('isbn'));
+  });
+
+  it('a response Book has exactly the keys id, title, author, year in that order, whatever the body order', async () => {
+    const res = await post('{"year":1,"author":"a","title":"t"}');
+    assert.match(res.text, /"data":\{"id":\d+,"title":"t","author":"a","year":1\}\}$/);
+    const id = (res.json.data as { id: number }).id;
+    for (const r of [await app.request('GET', `/book/${id}`), await app.request('PUT', `/book/${id}`, { rawBody: '{"year":2,"title":"u"}' })]) {
+      assert.deepEqual(Object.keys(r.json.data as object), ['id', 'title', 'author', 'year']);
+    }
+    const list = (await app.request('GET', '/books')).json.data as object[];
+    for (const book of list) assert.deepEqual(Object.keys(book), ['id', 'title', 'author', 'year']);
+  });
+
+  describe('PUT /book/{id}: each field present must pass the same rule; a failing PUT changes nothing', () => {
+    let id: number;
+    before(async () => {
+      id = ((await app.request('POST', '/book', { body: VALID })).json.data as { id: number }).id;
+    });
+    const rows = [
+      ...BAD_TEXT.filter(([name]) => name !== 'missing').map(([name, value]) => [`{"title":${value}}`, `title is ${name}`] as const),
+      ...BAD_TEXT.filter(([name]) => name !== 'missing').map(([name, value]) => [`{"author":${value}}`, `author is ${name}`] as const),
+      ...BAD_YEAR.filter(([name]) => name !== 'missing').map(([name, value]) => [`{"year":${value}}`, `year is ${name}`] as const),
+      ['{"title":"New title","year":"1966"}', 'a valid title comes with an invalid year'] as const,
+      ['{"title":"New title","author":""}', 'a valid title comes with a blank author'] as const,
+    ];
+    for (const [body, name] of rows) {
+      it(`400 Invalid input when ${name}, and the book is unchanged`, async () => {
+        const res = await app.request('PUT', `/book/${id}`, { rawBody: body });
+        assert.deepEqual(res.json, INVALID_INPUT);
+        assert.deepEqual((await app.request('GET', `/book/${id}`)).json.data, { id, ...VALID });
+      });
+    }
+    it('{} is a valid PUT: a no-op, 200 with the unchanged book', async () => {
+      const res = await app.request('PUT', `/book/${id}`, { rawBody: '{}' });
+      assert.deepEqual(res.json, { status: 200, message: 'Book updated successfully', data: { id, ...VALID } });
+    });
+    it('a PUT of only unknown fields and an id is a no-op too', async () => {
+      const res = await app.request('PUT', `/book/${id}`, { body: { id: 5000, isbn: 'x' } });
+      assert.deepEqual(res.json.data, { id, ...VALID });
+    });
+    it('a PUT stores strings exactly as given', async () => {
+      const title = ` ${EMOJI.repeat(998)} `;
+      const res = await app.request('PUT', `/book/${id}`, { body: { title } });
+      assert.equal((res.json.data as { title: string }).title, title);
+    });
+  });
+});
+
+describe('validate.ts (no HTTP)', () => {
+  const isInvalid = (message: string) => (err: unknown) => err instanceof HttpError && err.status === 400 && err.message === message;
+
+  it('parseBookFields returns exactly title, author, year', () => {
+    assert.deepEqual(parseBookFields({ id: 3, extra: 1, year: 1e3, author: 'a', title: 't' }), { title: 't', author: 'a', year: 1000 });
+  });
+  it('parseBookFields refuses a missing field', () => {
+    assert.throws(() => parseBookFields({ title: 't', author: 'a' }), isInvalid('Invalid input'));
+  });
+  it('parseBookPatch keeps only the fields present', () => {
+    assert.deepEqual(parseBookPatch({}), {});
+    assert.deepEqual(parseBookPatch({ year: -9999, id: 1 }), { year: -9999 });
+  });
+  it('parseBookPatch refuses a present field set to null', () => {
+    assert.throws(() => parseBookPatch({ title: null }), isInvalid('Invalid input'));
+  });
+  it('parseBookId: decimal digits naming a safe integer; 007 is 7', () => {
+    assert.equal(parseBookId('007'), 7);
+    assert.equal(parseBookId('0'), 0);
+    assert.equal(parseBookId(String(Number.MAX_SAFE_INTEGER)), Number.MAX_SAFE_INTEGER);
+    for (const bad of ['', 'abc', '-1', '1.5', '1e3', '+1', ' 1', '%31', String(Number.MAX_SAFE_INTEGER + 1), '99999999999999999999']) {
+      assert.throws(() => parseBookId(bad), isInvalid('Invalid book id'), JSON.stringify(bad));
+    }
+  });
+});
