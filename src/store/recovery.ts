@@ -68,8 +68,8 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
     const expected = journals.length === 0 ? Math.min(firstSeq, snapshotSeq + 1) : seq + 1;
     const bytes = await fs.readFile(path);
     if (firstSeq !== expected) {
-      // An empty journal holds nothing to lose: one left by a rotation that failed half-way.
-      if (bytes.length === 0) {
+      // An empty journal overlapping records another holds: left by a rotation that failed half-way.
+      if (bytes.length === 0 && firstSeq < expected) {
         stale.push(name);
         continue;
       }

@@ -9,6 +9,7 @@ import { encodeDelete, encodePut } from './journal.ts';
 
 export { openStore, type StoreOptions } from './open.ts';
 
+/** The books: reads come from memory; a write resolves only once it is durable on disk. */
 export interface BookStore {
   readonly dir: string;
   readonly size: number;
@@ -25,6 +26,7 @@ export interface BookStore {
   close(): Promise<void>;
 }
 
+/** Counters of the store's work since it opened: batches, fsyncs, compactions, file sizes. */
 export interface StoreStats {
   /** Journal records written. */
   records: number;
@@ -32,6 +34,8 @@ export interface StoreStats {
   batches: number;
   datasyncs: number;
   compactions: number;
+  /** Changes waiting for the next batch (a flush is in flight). */
+  queued: number;
   /** Last sequence number written. */
   seq: number;
   journalBytes: number;
@@ -114,7 +118,7 @@ export class FileBookStore implements DurableBookStore {
   get stats(): Readonly<StoreStats> {
     const { journal, older, seq, snapshotBytes } = this.#s;
     const journalBytes = older.reduce((n, j) => n + j.bytes, journal.bytes);
-    return { ...this.#stats, compactions: this.#compactor.completed, seq, journalBytes, snapshotBytes };
+    return { ...this.#stats, compactions: this.#compactor.completed, queued: this.#queue.length, seq, journalBytes, snapshotBytes };
   }
 
   get(id: number): Book | undefined {
