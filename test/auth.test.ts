@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { startApp, TEST_PASSWORD, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts';
 import { rawRequest } from './helpers/raw.ts';
@@ -259,6 +260,23 @@ describe('login throttling (decisions.md "Authentication", "Edge cases")', () =>
     assert.equal((await login(app, TEST_PASSWORD)).status, 200);
     assert.equal((await login(app, 'wrong')).status, 401);
     assert.equal((await login(app, TEST_PASSWORD)).status, 429);
+  });
+
+  it('throttling is per client address: another address may still log in', async () => {
+    const { app } = await throttled(1);
+    await login(app, 'wrong');
+    assert.equal((await login(app, TEST_PASSWORD)).status, 429);
+    // 127.0.0.2 is loopback too on Linux: the same server sees a different peer address.
+    const other = await new Promise<number>((resolve, reject) => {
+      const body = JSON.stringify({ username: TEST_USER, password: TEST_PASSWORD });
+      request(`${app.url}/token`, { method: 'POST', localAddress: '127.0.0.2' }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+        .on('error', reject)
+        .end(body);
+    });
+    assert.equal(other, 200);
   });
 
   it('a throttled client can still use a token it already holds', async () => {

@@ -202,6 +202,14 @@ describe('the command line (decisions.md "Configuration")', { concurrency: true 
     assert.equal((await service.stop()).code, 0);
   });
 
+  it('without --host or HOST it listens on all interfaces', async () => {
+    const cwd = await freshDir();
+    const service = await startMain({ cwd, args: ['--port', '0'], env: { SECRET_TOKEN: SECRET, AUTH_PASSWORD: PASSWORD } });
+    assert.match(service.startup.msg, /listening on http:\/\/(\[::\]|0\.0\.0\.0):\d+/);
+    assert.equal((await fetch(`http://127.0.0.1:${service.port}/healthz`)).status, 200);
+    assert.equal((await service.stop()).code, 0);
+  });
+
   it('the default data directory is ./data, created if missing', async () => {
     const cwd = await freshDir();
     const service = await startMain({ cwd, args: LOCAL, env: { SECRET_TOKEN: SECRET, AUTH_PASSWORD: PASSWORD } });
