@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { cpuMicros } from './cpu.ts';
 import { runLoadInChild } from './fork-load.ts';
 import { median } from './median.ts';
 import { SCENARIOS, seedBook, type Scenario, type ScenarioContext } from './scenarios.ts';
@@ -13,7 +14,8 @@ import { runWrk, wrkAvailable } from './wrk.ts';
 /**
  * `npm run bench`: the built service against a bare node:http ceiling server, same generator,
  * alternating rounds (issue 5). Flags: --connections, --duration (s), --warmup (s), --rounds,
- * --wrk, --wrk-threads, --scenarios a,b, --log-level (the service's; default warn), --no-build.
+ * --wrk, --wrk-threads, --scenarios a,b, --log-level (the service's; default warn), --no-build,
+ * --cpu-prof DIR (the service writes a V8 CPU profile there on exit).
  */
 const { values: flags } = parseArgs({
   options: {
@@ -26,6 +28,7 @@ const { values: flags } = parseArgs({
     scenarios: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
     'log-level': { type: 'string', default: 'warn' },
     'no-build': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
   },
 });
 
@@ -42,6 +45,8 @@ interface Figures {
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
+  /** The server's CPU time (user + system) per answer, warm-up included; NaN where /proc is missing. */
+  cpuMicrosPerAnswer: number;
   /** Answers with another status than the one expected, plus socket errors. */
   unexpected: number;
   /** Status counts and errors of the round, for the progress line. */
@@ -86,18 +91,37 @@ async function freshToken(base: string): Promise<string> {
   return ((await post(`${base}/token`, { username: USERNAME, password: PASSWORD })).data as { token: string }).token;
 }
 
-async function measure(port: number, requests: readonly Buffer[], expected: number, workDir: string): Promise<Figures> {
+async function measure(server: ChildProcess, port: number, requests: readonly Buffer[], expected: number, workDir: string): Promise<Figures> {
+  const cpuBefore = cpuMicros(server.pid);
+  const perAnswer = (answers: number): number => {
+    const cpuAfter = cpuMicros(server.pid);
+    return cpuBefore === undefined || cpuAfter === undefined ? NaN : (cpuAfter - cpuBefore) / answers;
+  };
   if (flags.wrk) {
     const url = `http://127.0.0.1:${port}`;
     const common = { url, connections: CONNECTIONS, threads: Number(flags['wrk-threads']), requests, workDir };
-    await runWrk({ ...common, durationMs: WARMUP_MS });
+    const warm = await runWrk({ ...common, durationMs: WARMUP_MS });
     const r = await runWrk({ ...common, durationMs: DURATION_MS });
     const wrong = expected < 400 ? r.non2xx : r.requests - r.non2xx;
-    return { requestsPerSecond: r.requestsPerSecond, p50Ms: r.p50Ms, p99Ms: r.p99Ms, unexpected: wrong + r.socketErrors, detail: `non-2xx ${r.non2xx}, socket errors ${r.socketErrors}` };
+    return {
+      requestsPerSecond: r.requestsPerSecond,
+      p50Ms: r.p50Ms,
+      p99Ms: r.p99Ms,
+      cpuMicrosPerAnswer: perAnswer(warm.requests + r.requests),
+      unexpected: wrong + r.socketErrors,
+      detail: `non-2xx ${r.non2xx}, socket errors ${r.socketErrors}`,
+    };
   }
   const r = await runLoadInChild({ host: '127.0.0.1', port, connections: CONNECTIONS, durationMs: DURATION_MS, warmupMs: WARMUP_MS, requests });
   const right = r.statuses[String(expected)] ?? 0;
-  return { requestsPerSecond: r.requestsPerSecond, p50Ms: r.p50Ms, p99Ms: r.p99Ms, unexpected: r.requests - right + r.errors, detail: `statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}` };
+  return {
+    requestsPerSecond: r.requestsPerSecond,
+    p50Ms: r.p50Ms,
+    p99Ms: r.p99Ms,
+    cpuMicrosPerAnswer: perAnswer(r.warmupRequests + r.requests + r.drainedRequests),
+    unexpected: r.requests - right + r.errors,
+    detail: `statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}`,
+  };
 }
 
 interface Row {
@@ -111,6 +135,7 @@ function summarize(runs: readonly Figures[]): Figures {
     requestsPerSecond: median(runs.map((f) => f.requestsPerSecond)),
     p50Ms: median(runs.map((f) => f.p50Ms)),
     p99Ms: median(runs.map((f) => f.p99Ms)),
+    cpuMicrosPerAnswer: median(runs.map((f) => f.cpuMicrosPerAnswer)),
     unexpected: runs.reduce((sum, f) => sum + f.unexpected, 0),
     detail: '',
   };
@@ -121,25 +146,29 @@ function printTable(rows: readonly Row[], generator: string, logLevel: string): 
     '',
     `generator: ${generator}; ${CONNECTIONS} connections, ${DURATION_MS / 1000} s per round after ${WARMUP_MS / 1000} s warm-up, ` +
       `${ROUNDS} rounds alternating service/ceiling; node ${process.version}, ${cpus().length} CPUs; service --log-level ${logLevel}`,
-    'req/s and latency: medians over rounds; unexpected: answers with another status than the scenario expects, plus socket errors, all rounds',
+    'req/s and latency: medians over rounds; ratio: median service / median ceiling; round ratio: median of each round\'s service/ceiling',
+    'CPU µs/answer: the server process\'s user + system CPU time per answer (warm-up included), median over rounds',
+    'unexpected: answers with another status than the scenario expects, plus socket errors, all rounds',
     '',
-    '| scenario | service req/s | ceiling req/s | ratio | service p50 / p99 ms | ceiling p50 / p99 ms | unexpected (service / ceiling) |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| scenario | service req/s | ceiling req/s | ratio | round ratio | service p50 / p99 ms | ceiling p50 / p99 ms | CPU µs/answer (service / ceiling) | unexpected (service / ceiling) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const row of rows) {
     const s = summarize(row.service);
     const c = summarize(row.ceiling);
+    const roundRatio = median(row.service.map((f, i) => f.requestsPerSecond / (row.ceiling[i] as Figures).requestsPerSecond));
     out.push(
       `| ${row.scenario.name} | ${Math.round(s.requestsPerSecond)} | ${Math.round(c.requestsPerSecond)} | ` +
-        `${(s.requestsPerSecond / c.requestsPerSecond).toFixed(2)} | ${s.p50Ms.toFixed(2)} / ${s.p99Ms.toFixed(2)} | ` +
-        `${c.p50Ms.toFixed(2)} / ${c.p99Ms.toFixed(2)} | ${s.unexpected} / ${c.unexpected} |`,
+        `${(s.requestsPerSecond / c.requestsPerSecond).toFixed(2)} | ${roundRatio.toFixed(2)} | ${s.p50Ms.toFixed(2)} / ${s.p99Ms.toFixed(2)} | ` +
+        `${c.p50Ms.toFixed(2)} / ${c.p99Ms.toFixed(2)} | ${s.cpuMicrosPerAnswer.toFixed(1)} / ${c.cpuMicrosPerAnswer.toFixed(1)} | ${s.unexpected} / ${c.unexpected} |`,
     );
   }
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
 function spawnService(port: number, dataDir: string, logFd: number, logLevel: string): ChildProcess {
-  return spawn(process.execPath, ['dist/main.js', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', logLevel], {
+  const profile = flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', flags['cpu-prof']];
+  return spawn(process.execPath, [...profile, 'dist/main.js', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', logLevel], {
     cwd: ROOT,
     env: { ...process.env, SECRET_TOKEN: randomBytes(32).toString('base64url'), AUTH_USERNAME: USERNAME, AUTH_PASSWORD: PASSWORD },
     // Request lines (at info) go to a file, as a deployment would send them somewhere; not to this process.
@@ -179,12 +208,13 @@ async function main(): Promise<void> {
       for (let round = 1; round <= ROUNDS; round++) {
         const ctx: ScenarioContext = { host: '127.0.0.1', token: await freshToken(base), username: USERNAME, password: PASSWORD, bookIds };
         const requests = scenario.build(ctx);
-        const a = await measure(servicePort, requests, scenario.expectedStatus, workDir);
-        const b = await measure(ceilingPort, requests, 200, workDir);
+        const a = await measure(service, servicePort, requests, scenario.expectedStatus, workDir);
+        const b = await measure(ceiling, ceilingPort, requests, 200, workDir);
         row.service.push(a);
         row.ceiling.push(b);
         process.stderr.write(
-          `${scenario.name} round ${round}: service ${Math.round(a.requestsPerSecond)} req/s (${a.detail}), ceiling ${Math.round(b.requestsPerSecond)} req/s (${b.detail})\n`,
+          `${scenario.name} round ${round}: service ${Math.round(a.requestsPerSecond)} req/s ${a.cpuMicrosPerAnswer.toFixed(1)} µs CPU/answer (${a.detail}), ` +
+            `ceiling ${Math.round(b.requestsPerSecond)} req/s ${b.cpuMicrosPerAnswer.toFixed(1)} µs CPU/answer (${b.detail})\n`,
         );
       }
       rows.push(row);

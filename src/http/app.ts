@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TokenError, verifyToken } from '../auth/jwt.ts';
 import { tokenRoute } from '../auth/routes.ts';
+import { TokenCache } from '../auth/token-cache.ts';
 import { createLoginThrottle } from '../auth/throttle.ts';
 import { bookRoutes } from '../books/routes.ts';
 import { DEFAULTS } from '../config.ts';
@@ -82,6 +83,9 @@ function tokenFrom(header: string | undefined): string {
   return header.trim();
 }
 
+const TOKEN_REQUIRED: Reply = { status: 401, message: MESSAGES.tokenRequired, data: 'null' };
+const INVALID_TOKEN: Reply = { status: 401, message: MESSAGES.invalidToken, data: 'null' };
+
 export function createApp(options: AppOptions): App {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
@@ -141,15 +145,18 @@ export function createApp(options: AppOptions): App {
     send(req, res, reqId, start, { status: 500, message: MESSAGES.internalError, data: 'null' });
   };
 
-  const authorize = (req: IncomingMessage, reqId: string): void => {
+  const tokens = new TokenCache((token, at) => verifyToken(token, keys, at));
+  /** undefined when the request may proceed, otherwise its 401 (a reply, not a throw: this is the hot path). */
+  const authorize = (req: IncomingMessage, reqId: string): Reply | undefined => {
     const token = tokenFrom(req.headers.authorization);
-    if (token === '') throw new HttpError(401, MESSAGES.tokenRequired);
+    if (token === '') return TOKEN_REQUIRED;
     try {
-      verifyToken(token, keys, nowSeconds());
+      tokens.check(token, nowSeconds());
+      return undefined;
     } catch (err) {
       if (err instanceof TokenError) {
         logger.debug('token rejected', { reqId, reason: err.reason });
-        throw new HttpError(401, MESSAGES.invalidToken);
+        return INVALID_TOKEN;
       }
       throw err;
     }
@@ -171,7 +178,11 @@ export function createApp(options: AppOptions): App {
         return;
       }
       const route = match.handler;
-      if (route.auth) authorize(req, reqId);
+      const refused = route.auth ? authorize(req, reqId) : undefined;
+      if (refused !== undefined) {
+        send(req, res, reqId, start, refused);
+        return;
+      }
       const ctx: RequestContext = { req, params: match.params, clientAddress: req.socket.remoteAddress ?? '' };
       const result = route.handle(ctx);
       if (result instanceof Promise) {

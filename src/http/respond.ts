@@ -30,14 +30,22 @@ export function writeJson(
   body: string,
   extraHeaders?: Readonly<Record<string, string>>,
 ): void {
-  const headers: Record<string, string | number> = {
-    'content-type': CONTENT_TYPE,
-    'content-length': Buffer.byteLength(body),
-    'cache-control': 'no-store',
-    'x-content-type-options': 'nosniff',
-    'x-request-id': requestId,
-  };
-  if (extraHeaders !== undefined) Object.assign(headers, extraHeaders);
+  // A flat [name, value, …] list: Node serializes it as is, with no object to build or walk.
+  const headers: (string | number)[] = [
+    'content-type',
+    CONTENT_TYPE,
+    'content-length',
+    Buffer.byteLength(body),
+    'cache-control',
+    'no-store',
+    'x-content-type-options',
+    'nosniff',
+    'x-request-id',
+    requestId,
+  ];
+  if (extraHeaders !== undefined) {
+    for (const name in extraHeaders) headers.push(name, extraHeaders[name] as string);
+  }
   res.writeHead(status, headers);
   res.end(body);
 }
