@@ -1,18 +1,14 @@
 import assert from 'node:assert/strict';
-import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { Book } from '../src/books/model.ts';
 import { readCatalogue, writeCatalogue } from '../src/store/catalogue-file.ts';
 import { openStore } from '../src/store/store.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
-const dirs: string[] = [];
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'store-catalogue-'));
-  dirs.push(dir);
-  return dir;
-}
+const temp = tempDirs('store-catalogue-');
+const tempDir = temp.make;
 
 const BOOKS: Book[] = [
   { id: 7, title: 'Middlemarch', author: 'George Eliot', year: 1871 },
@@ -26,7 +22,7 @@ async function contents(dir: string): Promise<Record<string, string>> {
 }
 
 describe('catalogue files for backup and restore', () => {
-  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+  after(temp.removeAll);
 
   it('writeCatalogue initialises an empty directory: ids kept, the next id after the largest', async () => {
     const dir = await tempDir();

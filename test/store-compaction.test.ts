@@ -1,17 +1,13 @@
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openStore, type DurableBookStore } from '../src/store/store.ts';
 import { gate, recordingFs } from './helpers/recording-fs.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
-const dirs: string[] = [];
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'store-compaction-'));
-  dirs.push(dir);
-  return dir;
-}
+const temp = tempDirs('store-compaction-');
+const tempDir = temp.make;
 
 async function dirBytes(dir: string): Promise<number> {
   let total = 0;
@@ -37,7 +33,7 @@ async function seed(store: DurableBookStore, n: number): Promise<void> {
 }
 
 describe('store compaction', () => {
-  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+  after(temp.removeAll);
 
   it('100k updates of the same 10 books keep the data directory under 1 MB', async () => {
     const dir = await tempDir();

@@ -1,22 +1,18 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DataDirLockedError } from '../src/errors.ts';
 import { createLogger } from '../src/log.ts';
 import { openStore } from '../src/store/store.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
-const dirs: string[] = [];
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'store-lock-'));
-  dirs.push(dir);
-  return dir;
-}
+const temp = tempDirs('store-lock-');
+const tempDir = temp.make;
 
 describe('store lock: one process per data directory', () => {
-  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+  after(temp.removeAll);
 
   it('a second open of a directory in use fails with DataDirLockedError, and close releases it', async () => {
     const dir = await tempDir();

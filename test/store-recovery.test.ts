@@ -1,19 +1,18 @@
 import assert from 'node:assert/strict';
-import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createLogger } from '../src/log.ts';
 import { StoreCorruptError } from '../src/errors.ts';
 import { openStore } from '../src/store/store.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 const JOURNAL = 'journal-0000000000000001.jsonl';
-const dirs: string[] = [];
+const temp = tempDirs('store-recovery-');
 
 /** A closed data directory holding three books written one by one (three journal records). */
 async function seeded(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'store-recovery-'));
-  dirs.push(dir);
+  const dir = await temp.make();
   const store = await openStore(dir);
   for (const title of ['Emma', 'Persuasion', 'Sanditon']) await store.create({ title, author: 'Jane Austen', year: 1815 });
   await store.remove(3);
@@ -34,7 +33,7 @@ function openLogged(dir: string): { logs: string[]; open: () => ReturnType<typeo
 }
 
 describe('store recovery', () => {
-  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+  after(temp.removeAll);
 
   it('restarts with every change: contents, deletes, and ids never reused', async () => {
     const dir = await seeded();
