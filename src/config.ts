@@ -4,6 +4,7 @@ import { ConfigError } from './errors.ts';
 import { parseCorsOrigins } from './http/cors.ts';
 import { LOG_LEVELS, type LogLevel } from './log.ts';
 
+/** The service's settings, as parseCommand resolves them from flags, environment and `.env`. */
 export interface Config {
   port: number;
   /** undefined: all interfaces. */
@@ -21,8 +22,10 @@ export interface Config {
   corsOrigins?: string[];
 }
 
+/** What the command line asks for: help, version, serving, or a backup command. */
 export type Command = { kind: 'help' } | { kind: 'version' } | { kind: 'serve'; config: Config } | BackupCommand;
 
+/** The inputs of parseCommand, passed in so that it reads no globals. */
 export interface ConfigSources {
   argv: readonly string[];
   env: Readonly<Record<string, string | undefined>>;

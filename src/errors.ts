@@ -30,6 +30,7 @@ export const MESSAGES = {
   internalError: 'Internal server error',
 } as const;
 
+/** One of the exact envelope messages in MESSAGES. */
 export type Message = (typeof MESSAGES)[keyof typeof MESSAGES];
 
 /** An answer that is not a success: the status and the exact envelope message, plus headers. */

@@ -4,7 +4,10 @@
  */
 export { createApp, type App, type AppOptions } from './http/app.ts';
 export { createServer, listen, SHUTDOWN_GRACE_MS, TRANSPORT_LIMITS, type CatalogueServer } from './http/server.ts';
-export { openStore, type BookStore, type StoreOptions } from './store/store.ts';
+export { openStore, type BookStore, type DurableBookStore, type StoreOptions, type StoreStats } from './store/store.ts';
+export { readCatalogue, writeCatalogue, type Catalogue } from './store/catalogue-file.ts';
+export { OPENAPI_DOCUMENT } from './http/openapi.ts';
+export type { OpenApiDocument } from './http/openapi-types.ts';
 export { signToken, verifyToken, TokenError, TOKEN_LIFETIME_SECONDS, type Claims } from './auth/jwt.ts';
 export { createLogger, silentLogger, LOG_LEVELS, type Logger, type LogLevel, type LoggerOptions } from './log.ts';
 export { parseCommand, type Command, type Config, type ConfigSources } from './config.ts';

@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
 
+/** The levels LOG_LEVEL accepts, most verbose first; `silent` writes nothing. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+/** One of LOG_LEVELS. */
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** pino's numeric levels, so existing log tooling reads these lines. */
@@ -8,6 +10,7 @@ const LEVEL_NUMBERS = { debug: 20, info: 30, warn: 40, error: 50, silent: Infini
 
 export type LogFields = Readonly<Record<string, unknown>>;
 
+/** A JSON-lines logger with pino's field names; make one with createLogger. */
 export interface Logger {
   readonly level: LogLevel;
   isEnabled(level: Exclude<LogLevel, 'silent'>): boolean;
@@ -17,6 +20,7 @@ export interface Logger {
   error(msg: string, fields?: LogFields): void;
 }
 
+/** Options of createLogger: where lines go, the level and the clock. */
 export interface LoggerOptions {
   level?: LogLevel;
   /** Receives one complete JSON line (newline included) per entry. */

@@ -8,23 +8,10 @@ import { after, before, describe, it } from 'node:test';
 import { exportCatalogue } from '../src/cli/backup.ts';
 import { createServer, listen, openStore, parseCommand, type Book } from '../src/index.ts';
 import { startApp, TEST_PASSWORD, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts';
+import { MAIN, runMain, type Exit } from './helpers/process.ts';
 
-const MAIN = new URL('../dist/main.js', import.meta.url).pathname;
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `node dist/main.js args` to its end with a clean environment. */
-function cli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr });
-    });
-  });
-}
+/** `node dist/main.js args` run to its end, with a clean environment. */
+const cli = (args: readonly string[], env: Record<string, string> = {}): Promise<Exit> => runMain({ args, env, cwd: tmpdir() });
 
 const dirs: string[] = [];
 async function tempDir(): Promise<string> {
@@ -201,27 +188,31 @@ describe('export during heavy writes', () => {
       }
       return log;
     };
-    const exporter = async (): Promise<void> => {
-      let spawned = 0;
-      while (exports.length < 40) {
-        if (exports.length % 8 === 0) {
-          const result = await cli(['export', '--data-dir', dataDir]);
-          assert.equal(result.code, 0, result.stderr);
-          exports.push(JSON.parse(result.stdout) as Book[]);
-          spawned++;
-        } else {
-          let text = '';
-          const sink = new Writable({ write: (chunk: Buffer, _enc, done) => ((text += chunk.toString()), done()) });
-          await exportCatalogue(dataDir, sink);
-          exports.push(JSON.parse(text) as Book[]);
-        }
+    /** Every eighth export runs the CLI in its own process, the others call it in-process. */
+    const exportOnce = async (n: number): Promise<Book[]> => {
+      if (n % 8 === 0) {
+        const result = await cli(['export', '--data-dir', dataDir]);
+        assert.equal(result.code, 0, result.stderr);
+        return JSON.parse(result.stdout) as Book[];
       }
-      assert.ok(spawned >= 5);
-      writing = false;
+      let text = '';
+      await exportCatalogue(dataDir, new Writable({ write: (chunk: Buffer, _enc, done) => ((text += chunk.toString()), done()) }));
+      return JSON.parse(text) as Book[];
     };
-    const [logs] = await Promise.all([Promise.all([0, 1, 2, 3].map(writer)), exporter()]);
-    assert.ok(store.stats.compactions > 0, 'compactions ran while exports read');
-    await server.shutdown(1000);
+    const exporter = async (): Promise<void> => {
+      try {
+        while (exports.length < 40) exports.push(await exportOnce(exports.length));
+      } finally {
+        writing = false;
+      }
+    };
+    let logs: WriterLog[];
+    try {
+      [logs] = await Promise.all([Promise.all([0, 1, 2, 3].map(writer)), exporter()]);
+      assert.ok(store.stats.compactions > 0, 'compactions ran while exports read');
+    } finally {
+      await server.shutdown(1000);
+    }
 
     for (const [n, books] of exports.entries()) {
       const createdIds: number[] = [];

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { connect, type Socket } from 'node:net';
 import { startApp } from './helpers/app.ts';
+import { startMain, type RunningService } from './helpers/process.ts';
 
 describe('GET /healthz while draining', () => {
   it('answers 200 OK before shutdown and 503 Shutting down with Connection: close while draining', async () => {
@@ -37,32 +37,15 @@ describe('GET /healthz while draining', () => {
   });
 });
 
-/** Starts `node dist/main.js` on port 0 and resolves once it logged where it listens. */
-async function startService(dataDir: string): Promise<{ child: ChildProcess; port: number; output: () => string }> {
-  const child = spawn(process.execPath, ['dist/main.js', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
-    env: { PATH: process.env.PATH, SECRET_TOKEN: 'drain-test-secret-that-is-32-bytes-or-more', AUTH_PASSWORD: 'pw', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  const port = await waitFor(child, () => /listening on http:\/\/[^:]+:(\d+)/.exec(out)?.[1]);
-  return { child, port: Number(port), output: () => out };
-}
-
-/** Resolves with `probe()`'s first defined value, checked on every chunk of output. */
-function waitFor<T>(child: ChildProcess, probe: () => T | undefined): Promise<T> {
-  return new Promise((resolve, reject) => {
+/** Resolves once the process has written `text` to stdout. */
+function outputIncludes(service: RunningService, text: string): Promise<void> {
+  return new Promise((resolve) => {
     const check = (): void => {
-      const value = probe();
-      if (value === undefined) return;
-      child.stdout?.off('data', check);
-      child.off('exit', onExit);
-      resolve(value);
+      if (!service.output().stdout.includes(text)) return;
+      service.child.stdout?.off('data', check);
+      resolve();
     };
-    const onExit = (code: number | null): void => reject(new Error(`service exited (${code}) before the expected output`));
-    child.stdout?.on('data', check);
-    child.once('exit', onExit);
+    service.child.stdout?.on('data', check);
     check();
   });
 }
@@ -97,13 +80,16 @@ describe('a second SIGINT/SIGTERM exits at once', () => {
     it(`a second ${signal} while a request is in flight exits with ${code}`, async () => {
       const dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-drain-'));
       dirs.push(dataDir);
-      const service = await startService(dataDir);
-      const exited = new Promise<number | null>((resolve) => service.child.once('exit', (c) => resolve(c)));
+      const service = await startMain({
+        args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+        env: { SECRET_TOKEN: 'drain-test-secret-that-is-32-bytes-or-more', AUTH_PASSWORD: 'pw', LOG_LEVEL: 'info' },
+        cwd: dataDir,
+      });
       const conn = await requestInFlight(service.port);
       service.child.kill(signal);
-      await waitFor(service.child, () => (service.output().includes(`${signal} received`) ? true : undefined));
-      service.child.kill(signal);
-      assert.equal(await exited, code, service.output());
+      await outputIncludes(service, `${signal} received`);
+      const exit = await service.stop(signal);
+      assert.equal(exit.code, code, exit.stdout + exit.stderr);
       conn.destroy();
     });
   }

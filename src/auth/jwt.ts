@@ -6,6 +6,7 @@ export const MAX_TOKEN_BYTES = 8 * 1024;
 /** spec §5.3: exp is 15 minutes after issue. */
 export const TOKEN_LIFETIME_SECONDS = 15 * 60;
 
+/** A verified token's claims: `exp` always, `sub` and `iat` as this service signs them. */
 export interface Claims {
   readonly [claim: string]: unknown;
   readonly exp: number;

@@ -6,7 +6,9 @@ export interface Book {
   readonly year: number;
 }
 
+/** The fields a client sends on POST /book (decisions.md, "Books", has their rules). */
 export type BookFields = Omit<Book, 'id'>;
+/** The fields of PUT /book/{id}: each optional; an absent one keeps its value. */
 export type BookPatch = Partial<BookFields>;
 
 /** Serializes with the key order fixed by decisions.md, whatever order the object was built in. */

@@ -16,6 +16,7 @@ import { writeEnvelope, writeJson } from './respond.ts';
 import type { Reply, RequestContext, Route } from './route.ts';
 import { Router, type RouteDefinition } from './router.ts';
 
+/** What createApp needs: an open store, the signing secret and the credential pair; the rest is optional. */
 export interface AppOptions {
   /** An open store (see `openStore`); `app.close()` closes it. */
   store: BookStore;
@@ -86,6 +87,11 @@ function tokenFrom(header: string | undefined): string {
 const TOKEN_REQUIRED: Reply = { status: 401, message: MESSAGES.tokenRequired, data: 'null' };
 const INVALID_TOKEN: Reply = { status: 401, message: MESSAGES.invalidToken, data: 'null' };
 
+/**
+ * The catalogue as a `(req, res)` handler to mount in your own `node:http` or `node:https` server.
+ * It reads no environment, installs no signal handler, never exits the process and logs only to
+ * `options.logger`. To stop: set `app.draining`, close your server, then `await app.close()`.
+ */
 export function createApp(options: AppOptions): App {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;

@@ -79,6 +79,7 @@ export interface SecurityScheme {
   readonly bearerFormat?: string;
 }
 
+/** An OpenAPI 3.1 document, typed as far as this service's document needs. */
 export interface OpenApiDocument {
   readonly openapi: '3.1.0';
   readonly info: { readonly title: string; readonly version: string; readonly description: string };

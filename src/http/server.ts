@@ -16,6 +16,7 @@ export const TRANSPORT_LIMITS = {
 /** decisions.md: requests in flight get up to 10 s to finish on shutdown. */
 export const SHUTDOWN_GRACE_MS = 10_000;
 
+/** A `node:http` (or `node:https`) server serving the catalogue, with a graceful `shutdown`. */
 export interface CatalogueServer extends Server {
   readonly app: App;
   /**

@@ -9,6 +9,7 @@ import { acquireLock } from './lock.ts';
 import { loadCatalogue } from './recovery.ts';
 import { asBook, SNAPSHOT_FILE, writeSnapshot } from './snapshot.ts';
 
+/** A data directory's books and the id the next create gets (readCatalogue, writeCatalogue). */
 export interface Catalogue {
   /** Ascending id order. */
   books: Book[];

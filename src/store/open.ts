@@ -8,6 +8,7 @@ import { acquireLock } from './lock.ts';
 import { loadCatalogue, type LoadedCatalogue } from './recovery.ts';
 import { FileBookStore, type ActiveJournal, type DurableBookStore } from './store.ts';
 
+/** Options of openStore; all optional. */
 export interface StoreOptions {
   logger?: Logger;
   /** The file system calls the store makes; tests inject slow or failing ones. */

@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { readCatalogue } from '../src/store/catalogue-file.ts';
+import { exerciseEmbeddingExample } from './helpers/embedding.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+describe('embedding the library (README "Embedding as a library")', () => {
+  const dirs: string[] = [];
+  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+
+  it('the README example mounts createApp in its own node:http server, serves requests and stops on SIGTERM', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-embed-'));
+    dirs.push(dataDir);
+    // The package refers to itself by name (its `exports`), so `from 'book-catalogue'` is dist/.
+    const stdout = await exerciseEmbeddingExample(process.execPath, ['--import', 'tsx', 'docs/embedding-example.ts'], ROOT, dataDir);
+    assert.match(stdout, /^catalogue at http:\/\/127\.0\.0\.1:\d+\/catalogue\n$/, 'the library itself wrote nothing to stdout');
+    const { books } = await readCatalogue(dataDir);
+    assert.deepEqual(books, [{ id: 1, title: 'Dune', author: 'Frank Herbert', year: 1965 }], 'close() left every acknowledged write on disk');
+  });
+
+  it('importing and using the library reads no environment, adds no signal or exit handler, writes nothing and never exits', async () => {
+    const stdout = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ['test/fixtures/library-side-effects.mjs'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '' } }, (err, out) =>
+        err === null ? resolve(out) : reject(err),
+      );
+    });
+    assert.deepEqual(JSON.parse(stdout), { status: 200, envReads: [], listenersAdded: [], writes: 0, exitCalls: 0 });
+  });
+});
