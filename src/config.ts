@@ -103,6 +103,8 @@ export function parseCommand(sources: ConfigSources): Command {
       if (value === undefined || value.startsWith('--')) throw new ConfigError(`option ${name} needs a value`);
       i++;
     }
+    // `--data-dir=` would otherwise resolve to the working directory and fill it with data files.
+    if (value === '') throw new ConfigError(`option ${name} needs a value`);
     flags[FLAGS[name as keyof typeof FLAGS]] = value;
   }
 

@@ -61,6 +61,10 @@ async function resolveSecrets(config: Config, dataDir: string, logger: Logger): 
 }
 
 async function serve(config: Config): Promise<void> {
+  // A log reader that went away (EPIPE) must not take the service down with it; other errors still do.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
   const logger = createLogger({ level: config.logLevel, write: (line) => process.stdout.write(line) });
   const dataDir = resolve(config.dataDir);
   let store: BookStore;

@@ -258,6 +258,17 @@ describe('the command line (decisions.md "Configuration")', { concurrency: true 
     });
   }
 
+  it('a log reader that goes away (EPIPE on stdout) does not stop the service', async () => {
+    const cwd = await freshDir();
+    const service = await startMain({ cwd, args: LOCAL, env: { SECRET_TOKEN: SECRET, AUTH_PASSWORD: PASSWORD } });
+    service.child.stdout?.destroy();
+    // Each request writes a log line into the closed pipe.
+    for (let i = 0; i < 3; i++) assert.equal((await fetch(`${service.url}/healthz`)).status, 200);
+    const exit = await service.stop();
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(exit.stderr, '');
+  });
+
   it('a second process on the same data directory exits non-zero with a clear message', async () => {
     const cwd = await freshDir();
     const env = { SECRET_TOKEN: SECRET, AUTH_PASSWORD: PASSWORD };

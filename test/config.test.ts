@@ -104,6 +104,8 @@ describe('parseCommand (decisions.md "Configuration")', () => {
       { name: 'an unknown flag with a value', sources: { argv: ['--colour=red'] }, mentions: /unknown option --colour/ },
       { name: 'a positional argument', sources: { argv: ['start'] }, mentions: /unexpected argument "start"/ },
       { name: 'a flag without its value', sources: { argv: ['--data-dir'] }, mentions: /--data-dir needs a value/ },
+      { name: 'a flag with an empty value (--data-dir=)', sources: { argv: ['--data-dir='] }, mentions: /--data-dir needs a value/ },
+      { name: 'a flag with an empty separate value', sources: { argv: ['--host', ''] }, mentions: /--host needs a value/ },
       { name: 'a flag followed by another flag', sources: { argv: ['--port', '--host', 'x'] }, mentions: /--port needs a value/ },
       { name: 'LOG_LEVEL=verbose', sources: { env: { LOG_LEVEL: 'verbose' } }, mentions: /invalid log level "verbose"/ },
       { name: 'LOG_LEVEL=INFO (case matters)', sources: { env: { LOG_LEVEL: 'INFO' } }, mentions: /invalid log level/ },
