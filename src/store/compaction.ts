@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { createForAppend, isNotFound } from './durable-fs.ts';
 import { journalName } from './journal.ts';
 import { SNAPSHOT_CHUNK_BOOKS, SnapshotAborted, writeSnapshot, type SnapshotHeader } from './snapshot.ts';
-import type { StoreState } from './store.ts';
+import type { StoreState } from './state.ts';
 
 export interface CompactionOptions {
   /** The journal may always grow to this size: tiny catalogues do not compact on every write. */

@@ -6,7 +6,8 @@ import { createForAppend, FILE_MODE, isNotFound, nodeFileLayer, type FileHandleL
 import { journalName } from './journal.ts';
 import { acquireLock } from './lock.ts';
 import { loadCatalogue, type LoadedCatalogue } from './recovery.ts';
-import { FileBookStore, type ActiveJournal, type DurableBookStore } from './store.ts';
+import type { ActiveJournal } from './state.ts';
+import { FileBookStore, type DurableBookStore } from './store.ts';
 
 /** Options of openStore; all optional. */
 export interface StoreOptions {

@@ -4,12 +4,9 @@ import { BookIndex } from './book-index.ts';
 import { TEMP_SUFFIX, type FileLayer } from './durable-fs.ts';
 import { journalFirstSeq, JournalDamage, scanJournal, type JournalRecord } from './journal.ts';
 import { readSnapshot, SNAPSHOT_FILE } from './snapshot.ts';
+import type { JournalFile } from './state.ts';
 
-export interface JournalFile {
-  name: string;
-  firstSeq: number;
-  /** Bytes of whole records (a torn tail excluded). */
-  bytes: number;
+export interface RecoveredJournal extends JournalFile {
   /** Its last record's sequence number (firstSeq - 1 when it has none). */
   lastSeq: number;
 }
@@ -23,7 +20,7 @@ export interface LoadedCatalogue {
   snapshotSeq: number;
   snapshotBytes: number;
   /** Journals still needed for replay, oldest first; new records go to the last one. */
-  journals: JournalFile[];
+  journals: RecoveredJournal[];
   /** A torn final record at the end of the last journal: where it starts. */
   torn: { name: string; offset: number } | undefined;
   /** Journals whose every record the snapshot already holds (left by a crash mid-compaction). */
@@ -62,7 +59,7 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
   };
   let seq = snapshotSeq;
   let torn: LoadedCatalogue['torn'];
-  const journals: JournalFile[] = [];
+  const journals: RecoveredJournal[] = [];
   for (const [i, { name, firstSeq }] of live.entries()) {
     const path = join(dir, name);
     const expected = journals.length === 0 ? Math.min(firstSeq, snapshotSeq + 1) : seq + 1;

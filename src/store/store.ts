@@ -1,11 +1,10 @@
 import { join } from 'node:path';
 import { bookJson, type Book, type BookFields, type BookPatch } from '../books/model.ts';
 import { StoreUnavailableError } from '../errors.ts';
-import type { Logger } from '../log.ts';
-import type { BookIndex } from './book-index.ts';
 import { Compactor, type CompactionOptions } from './compaction.ts';
-import { appendAndSync, type FileHandleLike, type FileLayer } from './durable-fs.ts';
+import { appendAndSync } from './durable-fs.ts';
 import { encodeDelete, encodePut } from './journal.ts';
+import type { StoreState } from './state.ts';
 
 export { openStore, type StoreOptions } from './open.ts';
 
@@ -56,31 +55,6 @@ interface Waiter {
   op: Op;
   resolve: (value: Result) => void;
   reject: (err: unknown) => void;
-}
-
-export interface JournalFile {
-  name: string;
-  firstSeq: number;
-  /** Bytes of whole, durable records. */
-  bytes: number;
-}
-
-export interface ActiveJournal extends JournalFile {
-  handle: FileHandleLike;
-}
-
-export interface StoreState {
-  dir: string;
-  fs: FileLayer;
-  logger: Logger;
-  index: BookIndex;
-  nextId: number;
-  seq: number;
-  journal: ActiveJournal;
-  /** Journals before the active one, still needed until a snapshot covers them. */
-  older: JournalFile[];
-  snapshotBytes: number;
-  release: () => Promise<void>;
 }
 
 /**
@@ -176,16 +150,19 @@ export class FileBookStore implements DurableBookStore {
 
   /** The only writer: batches and journal rotations never overlap. */
   async #flushLoop(): Promise<void> {
-    for (;;) {
-      if (this.#queue.length > 0) {
-        const batch = this.#queue;
-        this.#queue = [];
-        await this.#commit(batch);
+    try {
+      for (;;) {
+        if (this.#queue.length > 0) {
+          const batch = this.#queue;
+          this.#queue = [];
+          await this.#commit(batch);
+        }
+        if (this.#broken === undefined && !this.#closed) await this.#compactor.maybeStart();
+        if (this.#queue.length === 0) break;
       }
-      if (this.#broken === undefined && !this.#closed) await this.#compactor.maybeStart();
-      if (this.#queue.length === 0) break;
+    } finally {
+      this.#flushing = undefined;
     }
-    this.#flushing = undefined;
   }
 
   /** Decides every change of the batch against committed state, writes them once, then applies. */

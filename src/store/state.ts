@@ -1,0 +1,28 @@
+import type { Logger } from '../log.ts';
+import type { BookIndex } from './book-index.ts';
+import type { FileHandleLike, FileLayer } from './durable-fs.ts';
+
+export interface JournalFile {
+  name: string;
+  firstSeq: number;
+  /** Bytes of whole, durable records. */
+  bytes: number;
+}
+
+export interface ActiveJournal extends JournalFile {
+  handle: FileHandleLike;
+}
+
+export interface StoreState {
+  dir: string;
+  fs: FileLayer;
+  logger: Logger;
+  index: BookIndex;
+  nextId: number;
+  seq: number;
+  journal: ActiveJournal;
+  /** Journals before the active one, still needed until a snapshot covers them. */
+  older: JournalFile[];
+  snapshotBytes: number;
+  release: () => Promise<void>;
+}
