@@ -72,3 +72,38 @@ function serializeField(value: unknown): string {
 
 /** The logger a library user gets when they pass none: it writes nothing anywhere. */
 export const silentLogger: Logger = createLogger({ level: 'silent', write: () => {} });
+
+/** Lines written in one turn of the event loop, handed on as one chunk. */
+export interface LineBatch {
+  write(line: string): void;
+  /** Hands on what is pending now; call it before the process exits. */
+  flush(): void;
+}
+
+/**
+ * At `info` every request writes a line, and one write(2) per line costs as much as building the
+ * line; so lines written during one turn of the event loop go out together at the end of that
+ * turn, or at once past `maxChars`. Order is kept; nothing waits longer than one turn.
+ */
+export function batchLines(write: (chunk: string) => void, maxChars = 64 * 1024): LineBatch {
+  let pending = '';
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    if (pending === '') return;
+    const chunk = pending;
+    pending = '';
+    write(chunk);
+  };
+  return {
+    write(line) {
+      pending += line;
+      if (pending.length >= maxChars) flush();
+      else if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    flush,
+  };
+}

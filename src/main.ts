@@ -10,7 +10,7 @@ import { runBackupCommand } from './cli/backup.ts';
 import { parseCommand, USAGE, type Config } from './config.ts';
 import { ConfigError, DataDirLockedError, StoreCorruptError } from './errors.ts';
 import { createServer, listen } from './http/server.ts';
-import { createLogger, type Logger } from './log.ts';
+import { batchLines, createLogger, type Logger } from './log.ts';
 import { openStore, type BookStore } from './store/store.ts';
 
 /** RFC 7518 §3.2: an HS256 key shorter than the hash output weakens it. */
@@ -65,7 +65,10 @@ async function serve(config: Config): Promise<void> {
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPIPE') throw err;
   });
-  const logger = createLogger({ level: config.logLevel, write: (line) => process.stdout.write(line) });
+  const lines = batchLines((chunk) => process.stdout.write(chunk));
+  // process.exit (a second signal) skips the pending turn; stdout to a file or pipe is synchronous here.
+  process.on('exit', () => lines.flush());
+  const logger = createLogger({ level: config.logLevel, write: lines.write });
   const dataDir = resolve(config.dataDir);
   let store: BookStore;
   try {
