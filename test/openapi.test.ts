@@ -91,6 +91,11 @@ describe('OpenAPI 3.1 document', () => {
     assert.ok(OPENAPI_DOCUMENT.components.responses.MethodNotAllowed?.headers?.Allow);
   });
 
+  it('operationIds are unique, as OpenAPI 3.1 §4.8.10 requires', () => {
+    const ids = operations().map(({ operation }) => operation.operationId);
+    assert.equal(new Set(ids).size, ids.length);
+  });
+
   it('every $ref points at a schema the document defines', () => {
     const refs = JSON.stringify(OPENAPI_DOCUMENT).match(/"\$ref":"[^"]+"/g) ?? [];
     assert.ok(refs.length > 0);
