@@ -55,31 +55,36 @@ async function creates(store: DurableBookStore, writers: number, total: number):
   return { ...h.summary(), opsPerSec: Math.round(total / ((performance.now() - start) / 1000)) };
 }
 
-async function measure(books: number, ops: number): Promise<SizeResult> {
+/** Runs in a fresh process on a seeded directory, so RSS and startup are the store's own. */
+async function measure(dir: string, books: number, ops: number): Promise<SizeResult> {
+  const t0 = performance.now();
+  const store = await openStore(dir);
+  const startupMs = performance.now() - t0;
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
+  const one = await creates(store, 1, ops);
+  const many = await creates(store, 64, ops * 8);
+  const writeStallMs = loop.max / 1e6;
+  loop.reset();
+  const c0 = performance.now();
+  await Promise.all([store.compact(), creates(store, 64, ops * 4)]);
+  const compactionMs = performance.now() - c0;
+  const compactionStallMs = loop.max / 1e6;
+  loop.disable();
+  const rssMb = process.memoryUsage().rss / 2 ** 20;
+  await store.close();
+  return { books, startupMs, one, many, compactionMs, stallMs: Math.max(writeStallMs, compactionStallMs), compactionStallMs, rssMb };
+}
+
+async function seededRun(books: number, ops: number): Promise<SizeResult> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-store-'));
   try {
     await writeSnapshot(nodeFileLayer, dir, { seq: 0, nextId: books + 1 }, seedBooks(books));
-    const t0 = performance.now();
-    const store = await openStore(dir);
-    const startupMs = performance.now() - t0;
-    const loop = monitorEventLoopDelay({ resolution: 5 });
-    loop.enable();
-    const one = await creates(store, 1, ops);
-    const oneStall = loop.max / 1e6;
-    loop.reset();
-    const many = await creates(store, 64, ops * 8);
-    const stallMs = Math.max(oneStall, loop.max / 1e6);
-    process.stderr.write(`  stall: 1 writer ${fmt(oneStall)} ms, 64 writers ${fmt(loop.max / 1e6)} ms\n`);
-    loop.reset();
-    const c0 = performance.now();
-    const compaction = store.compact();
-    await Promise.all([compaction, creates(store, 64, ops * 4)]);
-    const compactionMs = performance.now() - c0;
-    const compactionStallMs = loop.max / 1e6;
-    loop.disable();
-    const rssMb = process.memoryUsage().rss / 2 ** 20;
-    await store.close();
-    return { books, startupMs, one, many, compactionMs, stallMs: Math.max(stallMs, compactionStallMs), compactionStallMs, rssMb };
+    const self = fileURLToPath(import.meta.url);
+    const args = ['--import', 'tsx', self, '--child', dir, '--books', String(books), '--ops', String(ops)];
+    const run = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    if (run.status !== 0) throw new Error(`the ${books}-book run failed`);
+    return JSON.parse(run.stdout) as SizeResult;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -121,18 +126,17 @@ function verdicts(results: SizeResult[]): string[] {
   ];
 }
 
-const { values } = parseArgs({ options: { sizes: { type: 'string', default: '1000,100000,1000000' }, ops: { type: 'string', default: '300' }, child: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { sizes: { type: 'string', default: '1000,100000,1000000' }, ops: { type: 'string', default: '300' }, child: { type: 'string' }, books: { type: 'string' } },
+});
 const ops = Number(values.ops);
 if (values.child !== undefined) {
-  process.stdout.write(JSON.stringify(await measure(Number(values.child), ops)));
+  process.stdout.write(JSON.stringify(await measure(values.child, Number(values.books), ops)));
 } else {
   const results: SizeResult[] = [];
   for (const size of values.sizes.split(',').map(Number)) {
     process.stderr.write(`measuring ${size} books...\n`);
-    const self = fileURLToPath(import.meta.url);
-    const run = spawnSync(process.execPath, ['--import', 'tsx', self, '--child', String(size), '--ops', String(ops)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-    if (run.status !== 0) throw new Error(`the ${size}-book run failed`);
-    results.push(JSON.parse(run.stdout) as SizeResult);
+    results.push(await seededRun(size, ops));
   }
   process.stdout.write(`${table(results)}\n\n${verdicts(results).join('\n')}\n`);
 }

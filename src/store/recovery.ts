@@ -36,13 +36,9 @@ export interface LoadedCatalogue {
  */
 export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedCatalogue> {
   const index = new BookIndex();
-  let nextId = 1;
-  const snapshot = await readSnapshot(fs, dir, (id, json) => {
-    index.set(id, json);
-    if (id >= nextId) nextId = id + 1;
-  });
+  const snapshot = await readSnapshot(fs, dir, index);
   const snapshotSeq = snapshot?.seq ?? 0;
-  if (snapshot !== undefined && snapshot.nextId > nextId) nextId = snapshot.nextId;
+  let nextId = snapshot?.nextId ?? 1;
   const names = await fs.readdir(dir);
   const all = names
     .map((name) => ({ name, firstSeq: journalFirstSeq(name) }))

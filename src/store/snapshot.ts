@@ -3,7 +3,7 @@ import { crc32 } from 'node:zlib';
 import { bookJson, type Book } from '../books/model.ts';
 import { StoreCorruptError } from '../errors.ts';
 import { isNotFound, writeAtomic, type FileLayer } from './durable-fs.ts';
-import { bookIdOf } from './journal.ts';
+import { pageOf, type BookIndex } from './book-index.ts';
 
 /**
  * The snapshot is one JSON document a person (or `jq`) can read, laid out one book per line:
@@ -14,8 +14,8 @@ import { bookIdOf } from './journal.ts';
  *     ],"count":2,"crc":C}
  *
  * C is the CRC-32 of every byte before the final `\n],"count":`. Books are in ascending id order
- * and each line is exactly `bookJson(book)`, so loading needs no JSON.parse per book and the
- * line text becomes the book's cached response JSON.
+ * and each line is exactly `bookJson(book)`, so loading needs no JSON.parse per book: the lines
+ * of one index page become that page's packed text (book-index.ts).
  */
 export const SNAPSHOT_FILE = 'snapshot.json';
 const FORMAT = 'book-catalogue-snapshot';
@@ -87,8 +87,11 @@ function corrupt(path: string, offset: number, detail: string): StoreCorruptErro
   return new StoreCorruptError(path, offset, detail);
 }
 
-/** Reads the snapshot, handing each book's id and JSON to `onBook`; undefined when there is none. */
-export async function readSnapshot(fs: FileLayer, dir: string, onBook: (id: number, json: string) => void): Promise<LoadedSnapshot | undefined> {
+/**
+ * Reads the snapshot into `index`, one page of lines at a time (lines are in ascending id order,
+ * so a page's lines are contiguous); undefined when there is none. `nextId` covers every book.
+ */
+export async function readSnapshot(fs: FileLayer, dir: string, index: BookIndex): Promise<LoadedSnapshot | undefined> {
   const path = join(dir, SNAPSHOT_FILE);
   let buf: Buffer;
   try {
@@ -107,17 +110,36 @@ export async function readSnapshot(fs: FileLayer, dir: string, onBook: (id: numb
     throw corrupt(path, locateDamage(buf, headerEnd + 1, trailerStart), 'the checksum does not match: the content was altered');
   }
   let count = 0;
-  for (let start = headerEnd + 1; start < trailerStart; count++) {
+  let lastId = 0;
+  let pageStart = headerEnd + 1;
+  for (let start = pageStart; start < trailerStart; count++) {
     let end = buf.indexOf(10, start);
     if (end === -1 || end > trailerStart) end = trailerStart;
-    const json = buf.toString('utf8', start, buf[end - 1] === 44 ? end - 1 : end);
-    const id = bookIdOf(json);
-    if (id === undefined) throw corrupt(path, start, 'a book line is not a book');
-    onBook(id, json);
+    const id = idAt(buf, start);
+    if (id === undefined || id <= lastId) throw corrupt(path, start, 'a book line is not a book in ascending id order');
+    if (start > pageStart && pageOf(id) !== pageOf(lastId)) {
+      index.addPacked(buf.toString('utf8', pageStart, start));
+      pageStart = start;
+    }
+    lastId = id;
     start = end + 1;
   }
+  // The last line's newline is the first byte of the trailer mark.
+  if (trailerStart > pageStart) index.addPacked(buf.toString('utf8', pageStart, trailerStart + 1));
   if (count !== trailer.count) throw corrupt(path, trailerStart, `the trailer counts ${trailer.count} books, the file holds ${count}`);
-  return { ...header, bytes: buf.length, count };
+  return { seq: header.seq, nextId: Math.max(header.nextId, lastId + 1), bytes: buf.length, count };
+}
+
+const ID_PREFIX = Buffer.from('{"id":');
+
+/** The id at the start of a book line, read from the bytes. */
+function idAt(buf: Buffer, start: number): number | undefined {
+  if (buf.compare(ID_PREFIX, 0, ID_PREFIX.length, start, start + ID_PREFIX.length) !== 0) return undefined;
+  const from = start + ID_PREFIX.length;
+  const comma = buf.indexOf(44, from);
+  if (comma === -1 || comma - from > 16) return undefined;
+  const id = Number(buf.toString('latin1', from, comma));
+  return Number.isSafeInteger(id) && id > 0 ? id : undefined;
 }
 
 function parseHeader(line: string): SnapshotHeader | undefined {

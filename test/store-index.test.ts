@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { bookJson } from '../src/books/model.ts';
+import { BookIndex } from '../src/store/book-index.ts';
+import { writeCatalogue } from '../src/store/catalogue-file.ts';
+import { openStore } from '../src/store/store.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
+
+const temp = tempDirs('store-index-');
+const json = (id: number, tag: string): string => bookJson({ id, title: `${tag} é ✓ "q"`, author: 'A', year: id % 3000 });
+
+describe('book index (paged, packed)', () => {
+  after(temp.removeAll);
+
+  it('matches a plain sorted map through creates, thousands of updates (repacks), deletes and emptied pages', () => {
+    const index = new BookIndex();
+    const reference = new Map<number, string>();
+    let nextId = 1;
+    for (let step = 0; step < 30_000; step++) {
+      const r = (step * 7919) % 100;
+      if (r < 40 || reference.size === 0) {
+        const id = nextId++;
+        reference.set(id, json(id, `c${step}`));
+        index.set(id, json(id, `c${step}`));
+      } else {
+        const ids = [...reference.keys()];
+        const id = ids[(step * 104_729) % ids.length] as number;
+        if (r < 85) {
+          reference.set(id, json(id, `u${step}`));
+          index.set(id, json(id, `u${step}`));
+        } else {
+          reference.delete(id);
+          assert.equal(index.delete(id), true);
+          assert.equal(index.delete(id), false);
+        }
+      }
+    }
+    const expected = [...reference.entries()].sort(([a], [b]) => a - b).map(([, v]) => v);
+    assert.deepEqual(index.all(), expected);
+    assert.deepEqual([...index.values()], expected);
+    assert.equal(index.size, reference.size);
+    for (const [id, value] of reference) assert.equal(index.get(id), value);
+    assert.equal(index.get(nextId), undefined);
+  });
+
+  it('a snapshot spanning several pages with non-ASCII text loads every book at its id', async () => {
+    const dir = await temp.make();
+    const ids = [1, 4095, 4096, 4097, 9000, 20_000, 20_001];
+    const books = ids.map((id) => JSON.parse(json(id, `b${id}`)) as { id: number; title: string; author: string; year: number });
+    await writeCatalogue(dir, books);
+    const store = await openStore(dir);
+    assert.deepEqual(store.list(), books);
+    for (const book of books) assert.equal(store.getJson(book.id), bookJson(book));
+    assert.equal(store.getJson(2), undefined);
+    assert.equal((await store.create({ title: 'N', author: 'A', year: 1 })).id, 20_002);
+    await store.close();
+  });
+});
