@@ -29,6 +29,11 @@ function emptyPage(): Page {
   return { packed: '', starts: new Int32Array(PAGE).fill(-1), ends: new Int32Array(PAGE), changed: undefined, changedCount: 0, live: 0 };
 }
 
+function has(page: Page, slot: number): boolean {
+  const changed = page.changed?.[slot];
+  return changed === undefined ? page.starts[slot] !== -1 : changed !== null;
+}
+
 function read(page: Page, slot: number): string | undefined {
   const changed = page.changed?.[slot];
   if (changed !== undefined) return changed ?? undefined;
@@ -64,7 +69,7 @@ export class BookIndex {
       this.#pages.set(key, page);
     }
     const slot = id % PAGE;
-    if (read(page, slot) === undefined) {
+    if (!has(page, slot)) {
       page.live++;
       this.#size++;
     }
@@ -75,7 +80,7 @@ export class BookIndex {
     const key = pageOf(id);
     const page = this.#pages.get(key);
     const slot = id % PAGE;
-    if (page === undefined || read(page, slot) === undefined) return false;
+    if (page === undefined || !has(page, slot)) return false;
     this.#size--;
     if (--page.live === 0) this.#pages.delete(key);
     else this.#change(page, slot, null);
