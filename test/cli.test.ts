@@ -105,6 +105,12 @@ describe('the command line (decisions.md "Configuration")', { concurrency: true 
     });
   });
 
+  it('exits non-zero with one clear line when .env cannot be read (a directory)', async () => {
+    const cwd = await freshDir();
+    await mkdir(join(cwd, '.env'));
+    assertOneLineFailure(await runMain({ cwd, args: LOCAL }), /cannot read \.env/);
+  });
+
   describe('flags win over env vars, which win over a .env file in the working directory', { concurrency: true }, () => {
     // An invalid value names itself in the error, so the message shows which source was used.
     it('--port beats PORT', async () => {
