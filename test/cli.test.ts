@@ -37,7 +37,8 @@ async function login(url: string, password = PASSWORD, username = 'admin'): Prom
   return fetch(`${url}/token`, { method: 'POST', body: JSON.stringify({ username, password }) });
 }
 
-describe('the command line (decisions.md "Configuration")', { concurrency: true }, () => {
+// A safety net, not a measurement: a child that never prints its startup line fails the file instead of hanging it.
+describe('the command line (decisions.md "Configuration")', { concurrency: true, timeout: 60_000 }, () => {
   let root: string;
   let n = 0;
   /** A fresh empty working directory per case: no .env, no data. */

@@ -64,7 +64,8 @@ describe('restart on the same data directory (decisions.md "Books", "Durability"
   });
 });
 
-describe('restart of the process with a generated secret (decisions.md "Configuration")', () => {
+// A safety net, not a measurement: a child that never prints its startup line fails the file instead of hanging it.
+describe('restart of the process with a generated secret (decisions.md "Configuration")', { timeout: 30_000 }, () => {
   let cwd: string;
   before(async () => {
     cwd = await mkdtemp(join(tmpdir(), 'book-catalogue-restart-cli-'));
