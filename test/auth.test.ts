@@ -287,3 +287,41 @@ describe('login throttling (decisions.md "Authentication", "Edge cases")', () =>
     assert.equal((await app.request('GET', '/books', { headers: { authorization: token } })).status, 200);
   });
 });
+
+describe('token lifetime as the clock moves (spec §5.3, decisions.md "Edge cases")', () => {
+  const clock = { now: NOW * 1000 };
+  let app: TestApp;
+  before(async () => {
+    app = await startApp({ now: () => clock.now });
+  });
+  after(() => app.close());
+  const get = (token: string) => app.request('GET', '/books', { headers: { authorization: token } });
+
+  it('a token accepted before is Invalid token from the second its exp is reached', async () => {
+    clock.now = NOW * 1000;
+    const token = handSignedToken({ claims: freshClaims(NOW), secret: TEST_SECRET });
+    assert.equal((await get(token)).status, 200);
+    clock.now = (NOW + 899) * 1000;
+    assert.equal((await get(token)).status, 200);
+    clock.now = (NOW + 900) * 1000;
+    assert.deepEqual((await get(token)).json, INVALID);
+  });
+
+  it('a token from POST /token expires 15 minutes after issue', async () => {
+    clock.now = NOW * 1000;
+    const res = await app.request('POST', '/token', { body: { username: TEST_USER, password: TEST_PASSWORD }, auth: false });
+    const { token } = res.json.data as { token: string };
+    clock.now = (NOW + 15 * 60 - 1) * 1000;
+    assert.equal((await get(token)).status, 200);
+    clock.now = (NOW + 15 * 60) * 1000;
+    assert.deepEqual((await get(token)).json, INVALID);
+  });
+
+  it('a token refused for nbf in the future is accepted once nbf is reached', async () => {
+    clock.now = NOW * 1000;
+    const token = handSignedToken({ claims: { ...freshClaims(NOW), nbf: NOW + 60 }, secret: TEST_SECRET });
+    assert.deepEqual((await get(token)).json, INVALID);
+    clock.now = (NOW + 60) * 1000;
+    assert.equal((await get(token)).status, 200);
+  });
+});
