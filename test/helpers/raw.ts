@@ -102,7 +102,8 @@ function wrap(socket: Socket): RawConnection {
   };
 }
 
-function parseResponse(buffer: Buffer, head: boolean, ended: boolean): { response: RawResponse; consumed: number } | undefined {
+/** One complete HTTP/1.1 response at the start of `buffer`, or undefined while more bytes are needed. */
+export function parseResponse(buffer: Buffer, head: boolean, ended: boolean): { response: RawResponse; consumed: number } | undefined {
   const headEnd = buffer.indexOf('\r\n\r\n');
   if (headEnd === -1) return undefined;
   const lines = buffer.subarray(0, headEnd).toString('latin1').split('\r\n');
