@@ -65,6 +65,7 @@ describe('store: atomic failure', () => {
     await assert.rejects(store.create(BOOK), StoreUnavailableError);
     rec.hooks = {};
     await assert.rejects(store.update(1, { year: 1816 }), StoreUnavailableError);
+    await assert.rejects(store.compact(), StoreUnavailableError);
     assert.equal(store.get(1)?.year, 1815);
     await store.close();
     store = await openStore(dir, { fs: rec.fs });

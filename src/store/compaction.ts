@@ -61,6 +61,13 @@ export class Compactor {
     });
   }
 
+  /** Fails every compaction asked for but not started (the store closed or stopped writing). */
+  cancel(err: Error): void {
+    const requests = this.#requests;
+    this.#requests = [];
+    for (const r of requests) r.reject(err);
+  }
+
   idle(): Promise<void> {
     return this.#running ?? Promise.resolve();
   }

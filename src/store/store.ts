@@ -126,22 +126,30 @@ export class FileBookStore implements DurableBookStore {
   }
 
   compact(): Promise<void> {
-    if (this.#closed) return Promise.reject(new StoreUnavailableError('store is closed'));
-    return this.#compactor.request();
+    const unavailable = this.#unavailable();
+    return unavailable === undefined ? this.#compactor.request() : Promise.reject(unavailable);
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     await this.#flushing;
+    this.#compactor.cancel(this.#unavailable() as StoreUnavailableError);
     await this.#compactor.idle();
     await this.#s.journal.handle.close();
     await this.#s.release();
   }
 
+  /** Why writes are refused now, if they are. */
+  #unavailable(): StoreUnavailableError | undefined {
+    if (this.#closed) return new StoreUnavailableError('store is closed');
+    if (this.#broken !== undefined) return new StoreUnavailableError('store is read-only until restart', { cause: this.#broken });
+    return undefined;
+  }
+
   #enqueue(op: Op): Promise<Result> {
-    if (this.#closed) return Promise.reject(new StoreUnavailableError('store is closed'));
-    if (this.#broken !== undefined) return Promise.reject(new StoreUnavailableError('store is read-only until restart', { cause: this.#broken }));
+    const unavailable = this.#unavailable();
+    if (unavailable !== undefined) return Promise.reject(unavailable);
     return new Promise((resolve, reject) => {
       this.#queue.push({ op, resolve, reject });
       this.#flushing ??= this.#flushLoop();
@@ -157,7 +165,9 @@ export class FileBookStore implements DurableBookStore {
           this.#queue = [];
           await this.#commit(batch);
         }
-        if (this.#broken === undefined && !this.#closed) await this.#compactor.maybeStart();
+        const unavailable = this.#unavailable();
+        if (unavailable === undefined) await this.#compactor.maybeStart();
+        else this.#compactor.cancel(unavailable);
         if (this.#queue.length === 0) break;
       }
     } finally {
