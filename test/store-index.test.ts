@@ -16,7 +16,9 @@ describe('book index (paged, packed)', () => {
     const index = new BookIndex();
     const reference = new Map<number, string>();
     let nextId = 1;
+    const sorted = (): string[] => [...reference.entries()].sort(([a], [b]) => a - b).map(([, v]) => v);
     for (let step = 0; step < 30_000; step++) {
+      if (step % 2500 === 0) assert.equal(index.listJson(), `[${sorted().join(',')}]`, `list at step ${step}`);
       const r = (step * 7919) % 100;
       if (r < 40 || reference.size === 0) {
         const id = nextId++;
@@ -35,9 +37,10 @@ describe('book index (paged, packed)', () => {
         }
       }
     }
-    const expected = [...reference.entries()].sort(([a], [b]) => a - b).map(([, v]) => v);
+    const expected = sorted();
     assert.deepEqual(index.all(), expected);
     assert.deepEqual([...index.values()], expected);
+    assert.equal(index.listJson(), `[${expected.join(',')}]`);
     assert.equal(index.size, reference.size);
     for (const [id, value] of reference) assert.equal(index.get(id), value);
     assert.equal(index.get(nextId), undefined);
@@ -51,6 +54,7 @@ describe('book index (paged, packed)', () => {
     const store = await openStore(dir);
     assert.deepEqual(store.list(), books);
     for (const book of books) assert.equal(store.getJson(book.id), bookJson(book));
+    assert.equal(store.listJson(), `[${books.map(bookJson).join(',')}]`);
     assert.equal(store.getJson(2), undefined);
     assert.equal((await store.create({ title: 'N', author: 'A', year: 1 })).id, 20_002);
     await store.close();

@@ -5,11 +5,12 @@ const REPACK_AT = PAGE / 4;
 const ID_PREFIX = '{"id":';
 
 /**
- * One page of ids. Most books live in `packed`, one string holding their JSON back to back, with
- * each slot's [start, end) in `starts`/`ends` (-1: no book): a million books are then a few
- * hundred strings and typed arrays for the garbage collector instead of a million strings, which
- * keeps its pauses short and startup fast. Books changed since packing sit in `changed`
- * (null: deleted); once enough have changed the page repacks.
+ * One page of ids. Most books live in `packed`: their JSON joined by commas, exactly as it appears
+ * inside GET /books, with each slot's [start, end) in `starts`/`ends` (-1: no book). A million
+ * books are then a few hundred strings and typed arrays for the garbage collector instead of a
+ * million strings (short GC pauses, fast startup), and the list JSON of an unchanged page is
+ * `packed` itself. Books changed since packing sit in `changed` (null: deleted); once enough have
+ * changed the page repacks.
  */
 interface Page {
   packed: string;
@@ -18,6 +19,8 @@ interface Page {
   changed: (string | null | undefined)[] | undefined;
   changedCount: number;
   live: number;
+  /** This page's books joined by commas while it has changes; rebuilt after the next change. */
+  list: string | undefined;
 }
 
 /** Which page an id lives in: a snapshot loader hands `addPacked` one page's lines at a time. */
@@ -26,7 +29,7 @@ export function pageOf(id: number): number {
 }
 
 function emptyPage(): Page {
-  return { packed: '', starts: new Int32Array(PAGE).fill(-1), ends: new Int32Array(PAGE), changed: undefined, changedCount: 0, live: 0 };
+  return { packed: '', starts: new Int32Array(PAGE).fill(-1), ends: new Int32Array(PAGE), changed: undefined, changedCount: 0, live: 0, list: undefined };
 }
 
 function has(page: Page, slot: number): boolean {
@@ -39,6 +42,52 @@ function read(page: Page, slot: number): string | undefined {
   if (changed !== undefined) return changed ?? undefined;
   const start = page.starts[slot] as number;
   return start === -1 ? undefined : page.packed.slice(start, page.ends[slot]);
+}
+
+function pageBooks(page: Page): string[] {
+  const out: string[] = [];
+  for (let slot = 0; slot < PAGE; slot++) {
+    const json = read(page, slot);
+    if (json !== undefined) out.push(json);
+  }
+  return out;
+}
+
+function pageList(page: Page): string {
+  if (page.changed === undefined) return page.packed;
+  page.list ??= pageBooks(page).join(',');
+  return page.list;
+}
+
+/** The decimal digits at `from`, up to the comma after a book's id. */
+function idAt(text: string, from: number): number {
+  let id = 0;
+  for (let i = from, c = text.charCodeAt(i); c >= 48 && c <= 57; c = text.charCodeAt(++i)) id = id * 10 + (c - 48);
+  return id;
+}
+
+/** Makes `books` (slot, JSON; ascending slots) the page's packed text: O(page). */
+function pack(page: Page, books: [number, string][]): void {
+  page.starts.fill(-1);
+  let offset = 0;
+  for (const [slot, json] of books) {
+    page.starts[slot] = offset;
+    page.ends[slot] = offset + json.length;
+    offset += json.length + 1;
+  }
+  page.packed = books.map(([, json]) => json).join(',');
+  page.changed = undefined;
+  page.changedCount = 0;
+  page.list = undefined;
+}
+
+function repack(page: Page): void {
+  const books: [number, string][] = [];
+  for (let slot = 0; slot < PAGE; slot++) {
+    const json = read(page, slot);
+    if (json !== undefined) books.push([slot, json]);
+  }
+  pack(page, books);
 }
 
 /**
@@ -94,18 +143,19 @@ export class BookIndex {
   addPacked(text: string): void {
     const page = emptyPage();
     let key: number | undefined;
-    for (let start = 0; start < text.length; ) {
+    // Line i loses i newlines before it once ",\n" becomes ",": its offsets shift by i.
+    for (let start = 0, line = 0; start < text.length; line++) {
       const newline = text.indexOf('\n', start);
       const end = text.charCodeAt(newline - 1) === 44 ? newline - 1 : newline;
-      const id = Number(text.slice(start + ID_PREFIX.length, text.indexOf(',', start + ID_PREFIX.length)));
+      const id = idAt(text, start + ID_PREFIX.length);
       key ??= pageOf(id);
-      page.starts[id % PAGE] = start;
-      page.ends[id % PAGE] = end;
+      page.starts[id % PAGE] = start - line;
+      page.ends[id % PAGE] = end - line;
       page.live++;
       start = newline + 1;
     }
     if (key === undefined) return;
-    page.packed = text;
+    page.packed = text.replaceAll(',\n', ',').slice(0, -1);
     this.#pages.set(key, page);
     this.#size += page.live;
   }
@@ -114,19 +164,18 @@ export class BookIndex {
     page.changed ??= new Array<string | null | undefined>(PAGE).fill(undefined);
     if (page.changed[slot] === undefined) page.changedCount++;
     page.changed[slot] = json;
+    page.list = undefined;
     if (page.changedCount >= REPACK_AT) repack(page);
   }
 
-  /** Every book's JSON in ascending id order, without a generator's per-item cost. */
+  /** Every book's JSON in ascending id order. */
   all(): string[] {
-    const out: string[] = [];
-    for (const page of this.#pages.values()) {
-      for (let slot = 0; slot < PAGE; slot++) {
-        const json = read(page, slot);
-        if (json !== undefined) out.push(json);
-      }
-    }
-    return out;
+    return Array.from(this.#pages.values(), pageBooks).flat();
+  }
+
+  /** `[book,book,…]` in ascending id order: unchanged pages are reused as they are. */
+  listJson(): string {
+    return `[${Array.from(this.#pages.values(), pageList).join(',')}]`;
   }
 
   *values(): IterableIterator<string> {
@@ -137,24 +186,4 @@ export class BookIndex {
       }
     }
   }
-}
-
-/** Folds a page's changes into a fresh packed string: O(page), once per REPACK_AT changes. */
-function repack(page: Page): void {
-  const parts: string[] = [];
-  let offset = 0;
-  for (let slot = 0; slot < PAGE; slot++) {
-    const json = read(page, slot);
-    if (json === undefined) {
-      page.starts[slot] = -1;
-      continue;
-    }
-    parts.push(json);
-    page.starts[slot] = offset;
-    offset += json.length;
-    page.ends[slot] = offset;
-  }
-  page.packed = parts.join('');
-  page.changed = undefined;
-  page.changedCount = 0;
 }

@@ -109,7 +109,7 @@ export class FileBookStore implements DurableBookStore {
   }
 
   listJson(): string {
-    this.#listJson ??= `[${this.#s.index.all().join(',')}]`;
+    this.#listJson ??= this.#s.index.listJson();
     return this.#listJson;
   }
 
