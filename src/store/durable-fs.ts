@@ -41,7 +41,7 @@ export const nodeFileLayer: FileLayer = {
   },
 };
 
-/** Files hold the catalogue and the generated secrets' neighbours: owner-only. */
+/** The catalogue is readable by its owner alone (decisions.md keeps secrets 0600 beside it). */
 export const FILE_MODE = 0o600;
 export const TEMP_SUFFIX = '.tmp';
 
@@ -50,7 +50,7 @@ export function isNotFound(err: unknown): boolean {
 }
 
 /** write(2) may write less than asked; loop until every byte is in the file. */
-export async function writeAll(handle: FileHandleLike, bytes: Uint8Array): Promise<void> {
+async function writeAll(handle: FileHandleLike, bytes: Uint8Array): Promise<void> {
   let done = 0;
   while (done < bytes.length) {
     const { bytesWritten } = await handle.write(bytes, done, bytes.length - done);

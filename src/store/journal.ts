@@ -49,7 +49,7 @@ function safeInt(text: string): number | undefined {
  * is checked first; only our own encoder's layout is accepted after that, so no JSON.parse is
  * needed on the replay path (startup time with large journals).
  */
-export function parseRecord(line: string): JournalRecord | undefined {
+function parseRecord(line: string): JournalRecord | undefined {
   const mark = line.lastIndexOf(CRC_MARK);
   if (mark === -1 || !line.endsWith('}') || !line.startsWith(SEQ_PREFIX)) return undefined;
   const crc = safeInt(line.slice(mark + CRC_MARK.length, -1));
@@ -72,7 +72,7 @@ export function parseRecord(line: string): JournalRecord | undefined {
 const ID_PREFIX = '{"id":';
 
 /** The id of a book in `bookJson` layout, read without parsing the whole object. */
-export function bookIdOf(json: string): number | undefined {
+function bookIdOf(json: string): number | undefined {
   if (!json.startsWith(ID_PREFIX) || !json.endsWith('}')) return undefined;
   return safeInt(json.slice(ID_PREFIX.length, json.indexOf(',', ID_PREFIX.length)));
 }

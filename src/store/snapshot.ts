@@ -185,7 +185,7 @@ export function asBook(value: unknown): Book | undefined {
 }
 
 /** Parses one stored book line; undefined unless it is exactly what `bookJson` would write. */
-export function parseBook(json: string): Book | undefined {
+function parseBook(json: string): Book | undefined {
   try {
     const book = asBook(JSON.parse(json));
     return book !== undefined && bookJson(book) === json ? book : undefined;
