@@ -2,6 +2,7 @@ import { parseEnv } from 'node:util';
 import { BACKUP_USAGE, parseBackupCommand, type BackupCommand } from './cli/backup-command.ts';
 import { ConfigError } from './errors.ts';
 import { parseCorsOrigins } from './http/cors.ts';
+import { TRANSPORT_LIMITS } from './http/limits.ts';
 import { LOG_LEVELS, type LogLevel } from './log.ts';
 
 /** The service's settings, as parseCommand resolves them from flags, environment and `.env`. */
@@ -13,11 +14,17 @@ export interface Config {
   logLevel: LogLevel;
   /** undefined: a secret is generated once and kept in the data directory. */
   secretToken: string | undefined;
+  /** The secret being rotated out: verifies tokens, never signs them. */
+  secretTokenPrevious: string | undefined;
   username: string;
   /** undefined: a password is generated once and kept in the data directory. */
   password: string | undefined;
   /** Failed logins per client address per 15 minutes before 429; 0 disables throttling. */
   loginMaxFailures: number;
+  /** PEM files; both set: serve HTTPS, neither: plain HTTP. */
+  tls: { certFile: string; keyFile: string } | undefined;
+  /** Concurrent connections; more are closed on arrival. */
+  maxConnections: number;
   /** Origins allowed to call from a browser (`*`: any); absent: CORS off (decisions.md). */
   corsOrigins?: string[];
 }
@@ -46,6 +53,8 @@ const FLAGS = {
   '--host': 'host',
   '--data-dir': 'dataDir',
   '--log-level': 'logLevel',
+  '--tls-cert': 'tlsCert',
+  '--tls-key': 'tlsKey',
 } as const;
 type FlagKey = (typeof FLAGS)[keyof typeof FLAGS];
 
@@ -58,14 +67,18 @@ Options:
   --host <addr>      listening address (env HOST, default all interfaces)
   --data-dir <dir>   data directory, created if missing (env DATA_DIR, default ${DEFAULTS.dataDir})
   --log-level <lvl>  ${LOG_LEVELS.join(', ')} (env LOG_LEVEL, default ${DEFAULTS.logLevel})
+  --tls-cert <file>  PEM certificate chain: serve HTTPS (env TLS_CERT_FILE; needs --tls-key)
+  --tls-key <file>   PEM private key (env TLS_KEY_FILE; needs --tls-cert)
   -h, --help         print this help and exit
   -v, --version      print the version and exit
 
 Environment only:
   SECRET_TOKEN        HS256 signing secret (32+ bytes); generated and kept in the data dir if unset
+  SECRET_TOKEN_PREVIOUS  the secret being rotated out: still verifies tokens, never signs
   AUTH_USERNAME       login name (default ${DEFAULTS.username})
   AUTH_PASSWORD       login password; generated and kept in the data dir if unset
   LOGIN_MAX_FAILURES  failed logins per address per 15 min before 429 (default ${DEFAULTS.loginMaxFailures}, 0 disables)
+  MAX_CONNECTIONS     concurrent connections, 1 or more (default ${TRANSPORT_LIMITS.maxConnections})
   CORS_ORIGINS        comma-separated origins browsers may call from (* for any); unset: CORS off
 
 Flags win over environment variables, which win over a .env file in the working directory.
@@ -115,7 +128,13 @@ export function parseCommand(sources: ConfigSources): Command {
     throw new ConfigError(`invalid log level ${JSON.stringify(logLevel)}: expected one of ${LOG_LEVELS.join(', ')}`);
   }
   const failuresText = env('LOGIN_MAX_FAILURES');
+  const connectionsText = env('MAX_CONNECTIONS');
   const corsOrigins = parseCorsOrigins(env('CORS_ORIGINS') ?? '');
+  const certFile = flags.tlsCert ?? env('TLS_CERT_FILE');
+  const keyFile = flags.tlsKey ?? env('TLS_KEY_FILE');
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new ConfigError('TLS needs both a certificate and a key: set TLS_CERT_FILE and TLS_KEY_FILE (or --tls-cert and --tls-key), or neither');
+  }
   return {
     kind: 'serve',
     config: {
@@ -124,10 +143,13 @@ export function parseCommand(sources: ConfigSources): Command {
       dataDir: flags.dataDir ?? env('DATA_DIR') ?? DEFAULTS.dataDir,
       logLevel: logLevel as LogLevel,
       secretToken: env('SECRET_TOKEN'),
+      secretTokenPrevious: env('SECRET_TOKEN_PREVIOUS'),
       username: env('AUTH_USERNAME') ?? DEFAULTS.username,
       password: env('AUTH_PASSWORD'),
       loginMaxFailures:
         failuresText === undefined ? DEFAULTS.loginMaxFailures : parseCount('LOGIN_MAX_FAILURES', failuresText),
+      tls: certFile === undefined || keyFile === undefined ? undefined : { certFile, keyFile },
+      maxConnections: connectionsText === undefined ? TRANSPORT_LIMITS.maxConnections : parsePositive('MAX_CONNECTIONS', connectionsText),
       ...(corsOrigins.length > 0 && { corsOrigins }),
     },
   };
@@ -137,6 +159,12 @@ function parsePort(text: string): number {
   const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
   if (!(port <= 65535)) throw new ConfigError(`invalid port ${JSON.stringify(text)}: expected a whole number from 0 to 65535`);
   return port;
+}
+
+function parsePositive(name: string, text: string): number {
+  const n = parseCount(name, text);
+  if (n === 0) throw new ConfigError(`invalid ${name} "0": expected a whole number, 1 or more`);
+  return n;
 }
 
 function parseCount(name: string, text: string): number {

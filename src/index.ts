@@ -3,7 +3,7 @@
  * installs no signal handler, never exits the process and logs only to the logger it is given.
  */
 export { createApp, type App, type AppOptions } from './http/app.ts';
-export { createServer, listen, SHUTDOWN_GRACE_MS, TRANSPORT_LIMITS, type CatalogueServer } from './http/server.ts';
+export { createServer, listen, SHUTDOWN_GRACE_MS, TRANSPORT_LIMITS, type CatalogueServer, type ServerOptions, type TransportLimits } from './http/server.ts';
 export { openStore, type BookStore, type DurableBookStore, type StoreOptions, type StoreStats } from './store/store.ts';
 export { readCatalogue, writeCatalogue, type Catalogue } from './store/catalogue-file.ts';
 export { OPENAPI_DOCUMENT } from './http/openapi.ts';

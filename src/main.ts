@@ -60,7 +60,26 @@ async function resolveSecrets(config: Config, dataDir: string, logger: Logger): 
   return { secret, password };
 }
 
+/** PEM files are read once at startup; a missing or unreadable one stops startup with one line. */
+function readTls(files: Config['tls']): { cert: Buffer; key: Buffer } | undefined {
+  if (files === undefined) return undefined;
+  const read = (what: string, file: string): Buffer => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new ConfigError(`cannot read TLS ${what} ${file}: ${(err as Error).message}`);
+    }
+  };
+  return { cert: read('certificate', files.certFile), key: read('key', files.keyFile) };
+}
+
 async function serve(config: Config): Promise<void> {
+  let tls;
+  try {
+    tls = readTls(config.tls);
+  } catch (err) {
+    return fatal((err as Error).message);
+  }
   // A log reader that went away (EPIPE) must not take the service down with it; other errors still do.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPIPE') throw err;
@@ -84,15 +103,25 @@ async function serve(config: Config): Promise<void> {
     await store.close();
     return fatal(`cannot keep generated secrets in ${dataDir}: ${(err as Error).message}`);
   }
-  const server = createServer({
-    store,
-    secret: secrets.secret,
-    username: config.username,
-    password: secrets.password,
-    loginMaxFailures: config.loginMaxFailures,
-    logger,
-    ...(config.corsOrigins !== undefined && { corsOrigins: config.corsOrigins }),
-  });
+  let server;
+  try {
+    server = createServer({
+      store,
+      secret: secrets.secret,
+      username: config.username,
+      password: secrets.password,
+      loginMaxFailures: config.loginMaxFailures,
+      logger,
+      ...(config.secretTokenPrevious !== undefined && { previousSecret: config.secretTokenPrevious }),
+      ...(tls !== undefined && { tls }),
+      limits: { maxConnections: config.maxConnections },
+      ...(config.corsOrigins !== undefined && { corsOrigins: config.corsOrigins }),
+    });
+  } catch (err) {
+    // Only a certificate or key OpenSSL cannot use makes this throw.
+    await store.close();
+    return fatal(`cannot use the TLS certificate or key: ${(err as Error).message}`);
+  }
   let address;
   try {
     address = await listen(server, config.port, config.host);
@@ -101,6 +130,7 @@ async function serve(config: Config): Promise<void> {
     return fatal(`cannot listen on ${config.host ?? '*'}:${config.port}: ${(err as Error).message}`);
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const scheme = tls === undefined ? 'http' : 'https';
 
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -126,7 +156,7 @@ async function serve(config: Config): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   // Only now: a supervisor that signals as soon as it reads this line must find the handlers set.
-  logger.info(`listening on http://${host}:${address.port}, data in ${dataDir}`, { port: address.port, dataDir });
+  logger.info(`listening on ${scheme}://${host}:${address.port}, data in ${dataDir}`, { port: address.port, dataDir });
 }
 
 async function main(): Promise<void> {

@@ -22,6 +22,8 @@ export interface AppOptions {
   store: BookStore;
   /** HS256 signing secret (spec §5.4). Prefer 32 bytes or more (RFC 7518 §3.2). */
   secret: string | Uint8Array;
+  /** The secret being rotated out: it still verifies tokens until they expire, never signs. */
+  previousSecret?: string | Uint8Array;
   /** The one credential pair (spec §5.5). */
   username: string;
   password: string;
@@ -87,6 +89,10 @@ function tokenFrom(header: string | undefined): string {
 const TOKEN_REQUIRED: Reply = { status: 401, message: MESSAGES.tokenRequired, data: 'null' };
 const INVALID_TOKEN: Reply = { status: 401, message: MESSAGES.invalidToken, data: 'null' };
 
+function keyBytes(secret: string | Uint8Array): Uint8Array {
+  return typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret;
+}
+
 /**
  * The catalogue as a `(req, res)` handler to mount in your own `node:http` or `node:https` server.
  * It reads no environment, installs no signal handler, never exits the process and logs only to
@@ -96,8 +102,9 @@ export function createApp(options: AppOptions): App {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
   const nowSeconds = (): number => Math.floor(now() / 1000);
-  const key = typeof options.secret === 'string' ? Buffer.from(options.secret, 'utf8') : options.secret;
-  const keys = [key];
+  const key = keyBytes(options.secret);
+  // Current first: signing uses only keys[0]; a previous secret keeps issued tokens valid (rotation).
+  const keys = options.previousSecret === undefined ? [key] : [key, keyBytes(options.previousSecret)];
   const { store } = options;
   const router = new Router<Route>([
     tokenRoute({
@@ -118,7 +125,8 @@ export function createApp(options: AppOptions): App {
   const send = (req: IncomingMessage, res: ServerResponse, reqId: string, start: number, reply: Reply): void => {
     let headers = reply.headers;
     if (cors !== undefined) headers = { ...cors.responseHeaders(req.headers.origin), ...headers };
-    if (app.draining) headers = { ...headers, connection: 'close' };
+    // Nothing is ever upgraded: after declining, Node's parser may not read the connection again.
+    if (app.draining || req.headers.upgrade !== undefined) headers = { ...headers, connection: 'close' };
     if (reply.raw === true) writeJson(res, reqId, reply.status, reply.data, headers);
     else writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
     if (logRequests) {
@@ -172,6 +180,8 @@ export function createApp(options: AppOptions): App {
     const start = performance.now();
     const reqId = requestIdFrom(req);
     try {
+      // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400; answered here, in the envelope.
+      if (req.headers.host === undefined && req.httpVersion === '1.1') throw new HttpError(400, MESSAGES.badRequest, { connection: 'close' });
       const url = req.url as string;
       const q = url.indexOf('?');
       // decisions.md: route (404, then 405) → auth (401) → {id} (400) → body.

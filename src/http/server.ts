@@ -1,17 +1,21 @@
-import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpServer, ServerResponse, type IncomingMessage, type Server, type ServerOptions as HttpServerOptions } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { MESSAGES } from '../errors.ts';
 import { createApp, type App, type AppOptions } from './app.ts';
+import { TRANSPORT_LIMITS, type TransportLimits } from './limits.ts';
 import { rawEnvelope } from './respond.ts';
 
-/** decisions.md, "Edge cases": transport limits, enforced about every second. */
-export const TRANSPORT_LIMITS = {
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 5_000,
-  connectionsCheckingIntervalMs: 1_000,
-  maxHeaderBytes: 16 * 1024,
-} as const;
+export { TRANSPORT_LIMITS, type TransportLimits };
+
+/** What createServer needs: everything createApp takes, plus TLS and transport limits. */
+export interface ServerOptions extends AppOptions {
+  /** PEM certificate chain and private key: serve HTTPS with the same handler and limits. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** Overrides of TRANSPORT_LIMITS: the CLI's MAX_CONNECTIONS, or short timeouts in tests. */
+  limits?: Partial<TransportLimits>;
+}
 
 /** decisions.md: requests in flight get up to 10 s to finish on shutdown. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -26,12 +30,19 @@ export interface CatalogueServer extends Server {
   shutdown(graceMs?: number): Promise<void>;
 }
 
+/** HTTP-level failures (parser errors, the request timeout), as opposed to TLS or socket ones. */
+function isHttpError(code: string | undefined): boolean {
+  return code !== undefined && (code.startsWith('HPE_') || code === 'ERR_HTTP_REQUEST_TIMEOUT');
+}
+
 /**
  * Requests Node's parser refuses never reach the app; they still get an envelope when the socket
- * can be written (decisions.md, "Edge cases"), then the connection closes.
+ * can be written (decisions.md, "Edge cases"), then the connection closes. node:https routes TLS
+ * failures (a handshake that times out or is garbage) here too: there is no channel to answer
+ * on, and a write would wait forever for a handshake that never completes, so those are dropped.
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
+  if (!isHttpError(err.code) || !socket.writable) {
     socket.destroy();
     return;
   }
@@ -45,20 +56,43 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   socket.destroySoon();
 }
 
-/** An `http.Server` serving the catalogue, ready to `listen`. */
-export function createServer(options: AppOptions): CatalogueServer {
-  const app = createApp(options);
-  const server = createHttpServer(
-    {
-      headersTimeout: TRANSPORT_LIMITS.headersTimeoutMs,
-      requestTimeout: TRANSPORT_LIMITS.requestTimeoutMs,
-      connectionsCheckingInterval: TRANSPORT_LIMITS.connectionsCheckingIntervalMs,
-      maxHeaderSize: TRANSPORT_LIMITS.maxHeaderBytes,
-    },
-    app,
-  );
-  server.keepAliveTimeout = TRANSPORT_LIMITS.keepAliveTimeoutMs;
+/**
+ * Node hands CONNECT to a 'connect' listener or silently drops the socket. Nothing is tunnelled
+ * here, so the app answers it like any other method (404 or 405 in the envelope), then it closes.
+ */
+function answerConnect(app: App): (req: IncomingMessage, socket: Duplex) => void {
+  return (req, socket) => {
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket as Socket);
+    res.on('finish', () => socket.end());
+    app(req, res);
+  };
+}
+
+/** An `http.Server` (or `https.Server` when `tls` is given) serving the catalogue, ready to `listen`. */
+export function createServer(options: ServerOptions): CatalogueServer {
+  const { tls, limits: overrides, ...appOptions } = options;
+  const app = createApp(appOptions);
+  const limits: TransportLimits = { ...TRANSPORT_LIMITS, ...overrides };
+  const http: HttpServerOptions = {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: limits.connectionsCheckingIntervalMs,
+    maxHeaderSize: limits.maxHeaderBytes,
+    // Node's own answer to a missing Host is an empty 400; the app sends the envelope instead.
+    requireHostHeader: false,
+  };
+  // A TLS handshake is part of getting the headers in; Node's own default would allow 120 s.
+  const server =
+    tls === undefined ? createHttpServer(http, app) : createHttpsServer({ ...http, ...tls, handshakeTimeout: limits.headersTimeoutMs }, app);
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.maxConnections = limits.maxConnections;
   server.on('clientError', answerClientError);
+  // RFC 9110 §10.1.1: a server MAY ignore an expectation other than 100-continue; Node's default
+  // is a bare 417 without the envelope, so the request is served as if it had none.
+  server.on('checkExpectation', app);
+  server.on('connect', answerConnect(app));
   let closing: Promise<void> | undefined;
   return Object.assign(server, {
     app,

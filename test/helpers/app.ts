@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger, createServer, listen, openStore, type AppOptions, type CatalogueServer, type LogLevel } from '../../src/index.ts';
+import { createLogger, createServer, listen, openStore, type CatalogueServer, type LogLevel, type ServerOptions } from '../../src/index.ts';
 import { signToken } from '../../src/auth/jwt.ts';
 
 export const TEST_SECRET = 'test-secret-that-is-at-least-32-bytes-long!';
@@ -45,7 +45,7 @@ export interface TestResponse {
   json: Envelope;
 }
 
-export interface StartOptions extends Partial<Omit<AppOptions, 'store' | 'logger'>> {
+export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'logger'>> {
   /** Reuse an existing data directory (for restart tests). */
   dataDir?: string;
   logLevel?: LogLevel;

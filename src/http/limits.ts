@@ -1,0 +1,16 @@
+/**
+ * decisions.md, "Edge cases": transport limits, enforced about every second. The connection cap
+ * sits well above what idle clients can pin: a connection that sends nothing is closed after
+ * `headersTimeoutMs`, an idle keep-alive one after `keepAliveTimeoutMs` (SECURITY.md).
+ */
+export const TRANSPORT_LIMITS = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  connectionsCheckingIntervalMs: 1_000,
+  maxHeaderBytes: 16 * 1024,
+  maxConnections: 1024,
+} as const;
+
+/** TRANSPORT_LIMITS with every value overridable (ServerOptions.limits). */
+export type TransportLimits = { readonly [K in keyof typeof TRANSPORT_LIMITS]: number };

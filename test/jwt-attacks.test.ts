@@ -1,0 +1,221 @@
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { startApp, TEST_SECRET, TEST_USER, TEST_PASSWORD, type TestApp } from './helpers/app.ts';
+
+/*
+ * An attacker's JWT toolbox, written here on createHmac alone so that no bug in src/auth/jwt.ts
+ * can hide itself by building the attack tokens too.
+ */
+const NOW = 1_900_000_000;
+const OTHER_SECRET = 'another-secret-that-is-also-32-bytes-long!!';
+
+const b64 = (data: string | Buffer): string => Buffer.from(data).toString('base64url');
+const json = (value: unknown): string => b64(JSON.stringify(value));
+const hmac = (hash: string, key: string, input: string): string => createHmac(hash, key).update(input).digest('base64url');
+
+interface Forge {
+  header?: unknown;
+  claims?: unknown;
+  /** Segment text used as is instead of encoding header/claims. */
+  headerSegment?: string;
+  claimsSegment?: string;
+  hash?: string;
+  key?: string;
+}
+
+function forge(options: Forge = {}): string {
+  const h = options.headerSegment ?? json('header' in options ? options.header : { alg: 'HS256', typ: 'JWT' });
+  const p = options.claimsSegment ?? json('claims' in options ? options.claims : { sub: TEST_USER, iat: NOW, exp: NOW + 900 });
+  const input = `${h}.${p}`;
+  return `${input}.${hmac(options.hash ?? 'sha256', options.key ?? TEST_SECRET, input)}`;
+}
+
+const [GOOD_H, GOOD_P, GOOD_S] = forge().split('.') as [string, string, string];
+
+/** A valid token whose signature segment contains `-` or `_` (so it has a standard-base64 twin). */
+function tokenWithUrlSafeSignature(): string {
+  for (let iat = NOW; ; iat++) {
+    const token = forge({ claims: { sub: TEST_USER, iat, exp: NOW + 900 } });
+    if (/[-_]/.test(token.split('.')[2] as string)) return token;
+  }
+}
+
+/** Claims whose base64url segment needs padding, so an `=` can be appended. */
+function claimsNeedingPadding(): string {
+  for (let n = 0; ; n++) {
+    const segment = json({ sub: TEST_USER, exp: NOW + 900, n: 'x'.repeat(n) });
+    if (segment.length % 4 !== 0) return segment;
+  }
+}
+
+/** Same bytes, other text: the unused low bits of the last character set (RFC 4648 §3.5). */
+function nonCanonicalTail(segment: string): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  const last = alphabet.indexOf(segment.at(-1) as string);
+  const twin = segment.slice(0, -1) + (alphabet[last + 1] as string);
+  assert.deepEqual(Buffer.from(twin, 'base64url'), Buffer.from(segment, 'base64url'), 'the twin must decode to the same bytes');
+  return twin;
+}
+
+/** The largest correctly signed token not over `limit` characters, and the smallest over it. */
+function tokensAround(limit: number): { under: string; over: string } {
+  let under = '';
+  for (let n = Math.floor((limit * 3) / 4) - 200; ; n++) {
+    const token = forge({ claims: { sub: TEST_USER, exp: NOW + 900, pad: 'x'.repeat(n) } });
+    if (token.length > limit) return { under, over: token };
+    under = token;
+  }
+}
+
+const claimsPadded = claimsNeedingPadding();
+const AROUND_8_KIB = tokensAround(8 * 1024);
+const urlSafe = tokenWithUrlSafeSignature();
+const [US_H, US_P, US_S] = urlSafe.split('.') as [string, string, string];
+
+const ATTACKS: { name: string; token: string }[] = [
+  { name: 'alg is none with an empty signature', token: `${json({ alg: 'none', typ: 'JWT' })}.${GOOD_P}.` },
+  { name: 'alg is none with no signature segment', token: `${json({ alg: 'none' })}.${GOOD_P}` },
+  { name: 'alg is none with a signature made with the secret', token: forge({ header: { alg: 'none', typ: 'JWT' } }) },
+  { name: 'alg is None in other case', token: forge({ header: { alg: 'None' } }) },
+  { name: 'alg is hs256 in lower case', token: forge({ header: { alg: 'hs256', typ: 'JWT' } }) },
+  { name: 'alg is HS384 signed with the right secret', token: forge({ header: { alg: 'HS384', typ: 'JWT' }, hash: 'sha384' }) },
+  { name: 'alg is HS512 signed with the right secret', token: forge({ header: { alg: 'HS512', typ: 'JWT' }, hash: 'sha512' }) },
+  { name: 'alg is RS256 carrying an HMAC made with the secret', token: forge({ header: { alg: 'RS256', typ: 'JWT' } }) },
+  { name: 'alg is ES256 carrying an HMAC made with the secret', token: forge({ header: { alg: 'ES256', typ: 'JWT' } }) },
+  { name: 'alg is missing', token: forge({ header: { typ: 'JWT' } }) },
+  { name: 'the header carries the attacker’s own key (jwk) and is signed with it', token: forge({ header: { alg: 'HS256', jwk: { kty: 'oct', k: b64(OTHER_SECRET) } }, key: OTHER_SECRET }) },
+  { name: 'the payload was tampered with after signing', token: `${GOOD_H}.${json({ sub: 'admin', iat: NOW, exp: NOW + 900 })}.${GOOD_S}` },
+  { name: 'the signature was made with another secret', token: forge({ key: OTHER_SECRET }) },
+  { name: 'the signature is truncated', token: `${GOOD_H}.${GOOD_P}.${GOOD_S.slice(0, 42)}` },
+  { name: 'exp is in the past', token: forge({ claims: { sub: TEST_USER, exp: NOW - 1 } }) },
+  { name: 'exp equals now (no leeway)', token: forge({ claims: { sub: TEST_USER, exp: NOW } }) },
+  { name: 'exp is missing', token: forge({ claims: { sub: TEST_USER, iat: NOW } }) },
+  { name: 'exp is a string', token: forge({ claims: { sub: TEST_USER, exp: String(NOW + 900) } }) },
+  { name: 'exp is NaN', token: forge({ claimsSegment: b64(`{"sub":"${TEST_USER}","exp":NaN}`) }) },
+  { name: 'exp is null', token: forge({ claims: { sub: TEST_USER, exp: null } }) },
+  { name: 'exp overflows to Infinity', token: forge({ claimsSegment: b64(`{"sub":"${TEST_USER}","exp":1e400}`) }) },
+  { name: 'nbf is in the future', token: forge({ claims: { sub: TEST_USER, exp: NOW + 900, nbf: NOW + 60 } }) },
+  { name: 'nbf is a string', token: forge({ claims: { sub: TEST_USER, exp: NOW + 900, nbf: String(NOW) } }) },
+  { name: 'a crit header is present', token: forge({ header: { alg: 'HS256', typ: 'JWT', crit: ['exp'] } }) },
+  { name: 'an empty crit header is present', token: forge({ header: { alg: 'HS256', crit: [] } }) },
+  { name: 'the payload segment is padded with =', token: forge({ claimsSegment: `${claimsPadded}${'='.repeat(4 - (claimsPadded.length % 4))}` }) },
+  { name: 'the signature is padded with =', token: `${GOOD_H}.${GOOD_P}.${GOOD_S}=` },
+  { name: 'the signature uses standard base64 + and /', token: `${US_H}.${US_P}.${US_S.replaceAll('-', '+').replaceAll('_', '/')}` },
+  { name: 'the signature’s last character has non-zero unused bits', token: `${GOOD_H}.${GOOD_P}.${nonCanonicalTail(GOOD_S)}` },
+  { name: 'the payload’s last character has non-zero unused bits', token: forge({ claimsSegment: nonCanonicalTail(claimsPadded) }) },
+  { name: 'a segment holds a character outside base64url', token: forge({ claimsSegment: `${GOOD_P.slice(0, -1)}*` }) },
+  { name: 'the token has 2 segments', token: `${GOOD_H}.${GOOD_P}` },
+  { name: 'the token has 4 segments', token: `${GOOD_H}.${GOOD_P}.${GOOD_S}.${GOOD_S}` },
+  { name: 'the header segment is empty', token: `.${GOOD_P}.${GOOD_S}` },
+  { name: 'the payload segment is empty', token: forge({ claimsSegment: '' }) },
+  { name: 'the signature segment is empty', token: `${GOOD_H}.${GOOD_P}.` },
+  { name: 'the token is only dots', token: '..' },
+  { name: 'the header is a JSON array', token: forge({ header: ['HS256'] }) },
+  { name: 'the header is a JSON string', token: forge({ header: 'HS256' }) },
+  { name: 'the header is null', token: forge({ header: null }) },
+  { name: 'the header is not JSON', token: forge({ headerSegment: b64('{alg:HS256}') }) },
+  { name: 'the payload is a JSON array', token: forge({ claims: [{ exp: NOW + 900 }] }) },
+  { name: 'the payload is a JSON number', token: forge({ claims: NOW + 900 }) },
+  { name: 'the payload is not JSON', token: forge({ claimsSegment: b64('exp=1900000900') }) },
+  { name: 'the payload is not UTF-8 JSON', token: forge({ claimsSegment: b64(Buffer.from([0xff, 0xfe, 0x7b, 0x7d])) }) },
+  { name: 'the token is over 8 KiB', token: AROUND_8_KIB.over },
+  { name: 'the token is 12 KiB of dots', token: '.'.repeat(12 * 1024) },
+];
+
+describe('JWT attack matrix: every forged token answers 401 Invalid token', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startApp({ now: () => NOW * 1000, logLevel: 'silent' });
+  });
+  after(() => app.close());
+
+  const expectInvalid = async (authorization: string): Promise<void> => {
+    const res = await app.request('GET', '/books', { headers: { authorization } });
+    assert.deepEqual({ status: res.status, json: res.json }, { status: 401, json: { status: 401, message: 'Invalid token', data: null } });
+  };
+
+  for (const attack of ATTACKS) {
+    it(`401 Invalid token when ${attack.name}`, async () => {
+      assert.notEqual(attack.token, '', 'the row must build a token');
+      await expectInvalid(attack.token);
+      await expectInvalid(`Bearer ${attack.token}`);
+    });
+  }
+
+  it('401 Invalid token for a Basic authorization carrying the right credentials', async () => {
+    await expectInvalid(`Basic ${b64(`${TEST_USER}:${TEST_PASSWORD}`)}`);
+  });
+
+  it('the largest token not over 8 KiB is accepted (the cap is not off by one)', async () => {
+    const token = AROUND_8_KIB.under;
+    assert.ok(token.length > 8 * 1024 - 4, `token of ${token.length} characters`);
+    assert.equal((await app.request('GET', '/books', { headers: { authorization: token } })).status, 200);
+  });
+
+  for (const [name, authorization] of [
+    ['the bare token (spec §5.2)', forge()],
+    ['Bearer <token>', `Bearer ${forge()}`],
+    ['bearer <token>', `bearer ${forge()}`],
+    ['BEARER <token>', `BEARER ${forge()}`],
+  ] as const) {
+    it(`200 for a token signed by an independent createHmac implementation, sent as ${name}`, async () => {
+      const res = await app.request('GET', '/books', { headers: { authorization } });
+      assert.deepEqual(res.json, { status: 200, message: 'Books retrieved successfully', data: [] });
+    });
+  }
+
+  it('a token from POST /token verifies with the independent implementation', async () => {
+    const res = await app.request('POST', '/token', { auth: false, body: { username: TEST_USER, password: TEST_PASSWORD } });
+    const token = (res.json.data as { token: string }).token;
+    const [h, p, s] = token.split('.') as [string, string, string];
+    assert.deepEqual(JSON.parse(Buffer.from(h, 'base64url').toString()), { alg: 'HS256', typ: 'JWT' });
+    assert.equal(s, hmac('sha256', TEST_SECRET, `${h}.${p}`));
+    assert.deepEqual(JSON.parse(Buffer.from(p, 'base64url').toString()), { sub: TEST_USER, iat: NOW, exp: NOW + 900 });
+  });
+});
+
+describe('key rotation: SECRET_TOKEN_PREVIOUS verifies, never signs', () => {
+  const PREVIOUS = 'the-secret-being-rotated-out-32-bytes-long!';
+  let rotating: TestApp;
+  let plain: TestApp;
+  before(async () => {
+    rotating = await startApp({ now: () => NOW * 1000, logLevel: 'silent', previousSecret: PREVIOUS });
+    plain = await startApp({ now: () => NOW * 1000, logLevel: 'silent' });
+  });
+  after(async () => {
+    await rotating.close();
+    await plain.close();
+  });
+
+  const status = async (app: TestApp, authorization: string): Promise<number> =>
+    (await app.request('GET', '/books', { headers: { authorization } })).status;
+
+  it('200 for a token signed with the previous secret', async () => {
+    assert.equal(await status(rotating, forge({ key: PREVIOUS })), 200);
+  });
+
+  it('200 for a token signed with the current secret', async () => {
+    assert.equal(await status(rotating, forge()), 200);
+  });
+
+  it('401 Invalid token for a token signed with neither', async () => {
+    assert.equal(await status(rotating, forge({ key: OTHER_SECRET })), 401);
+  });
+
+  it('401 Invalid token for an expired token signed with the previous secret', async () => {
+    assert.equal(await status(rotating, forge({ key: PREVIOUS, claims: { exp: NOW - 1 } })), 401);
+  });
+
+  it('401 Invalid token for a previous-secret token when no previous secret is configured', async () => {
+    assert.equal(await status(plain, forge({ key: PREVIOUS })), 401);
+  });
+
+  it('POST /token signs with the current secret only', async () => {
+    const res = await rotating.request('POST', '/token', { auth: false, body: { username: TEST_USER, password: TEST_PASSWORD } });
+    const token = (res.json.data as { token: string }).token;
+    const [h, p, s] = token.split('.') as [string, string, string];
+    assert.equal(s, hmac('sha256', TEST_SECRET, `${h}.${p}`));
+    assert.equal(await status(plain, token), 200);
+  });
+});
