@@ -65,7 +65,7 @@ export function bookRoutes(store: BookStore): RouteDefinition<Route>[] {
         async handle({ req, params }): Promise<Reply> {
           const id = parseBookId(params[0] as string);
           // spec §4.5.1: the look-up happens before the body is read.
-          if (store.get(id) === undefined) throw NOT_FOUND();
+          if (store.getJson(id) === undefined) throw NOT_FOUND();
           const patch = parseBookPatch(await readJsonObject(req, MESSAGES.invalidInput));
           await precondition(req, id);
           const book = await gate.track(id, store.update(id, patch));
