@@ -1,11 +1,8 @@
 import { connect, type Socket } from 'node:net';
+import { parseResponse, type RawResponse } from '../test/helpers/raw.ts';
 
-export interface Answer {
-  status: number;
-  /** Lower-case names; repeated headers joined with ", ". */
-  headers: Record<string, string>;
-  body: Buffer;
-}
+/** Status, lower-case headers, the body as text and, when it is JSON, parsed. */
+export type Answer = RawResponse;
 
 /** Longer than any answer can take in-process: past it the server is stuck, which is a finding. */
 const ANSWER_GUARD_MS = 5_000;
@@ -93,36 +90,14 @@ export class RawClient {
   /** Reads one final answer, skipping interim 1xx ones (Expect: 100-continue). */
   async #read(head: boolean): Promise<Answer | string> {
     for (;;) {
-      const parsed = parseAnswer(this.#buffer, head, this.#closed);
+      const parsed = parseResponse(this.#buffer, head, this.#closed);
       if (parsed !== undefined) {
         this.#buffer = this.#buffer.subarray(parsed.consumed);
-        if (parsed.answer.status >= 200) return parsed.answer;
+        if (parsed.response.status >= 200) return parsed.response;
         continue;
       }
       if (this.#closed) return `connection closed without a complete answer; got ${JSON.stringify(this.#buffer.subarray(0, 200).toString('latin1'))}`;
       await new Promise<void>((resolve) => (this.#wake = resolve));
     }
   }
-}
-
-function parseAnswer(buffer: Buffer, head: boolean, closed: boolean): { answer: Answer; consumed: number } | undefined {
-  const headEnd = buffer.indexOf('\r\n\r\n');
-  if (headEnd === -1) return undefined;
-  const lines = buffer.subarray(0, headEnd).toString('latin1').split('\r\n');
-  const status = Number((lines[0] ?? '').split(' ')[1]);
-  const headers: Record<string, string> = {};
-  for (const line of lines.slice(1)) {
-    const colon = line.indexOf(':');
-    const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
-  }
-  const start = headEnd + 4;
-  let end: number;
-  if (head || status < 200 || status === 204 || status === 304) end = start;
-  else if (headers['content-length'] !== undefined) end = start + Number(headers['content-length']);
-  else if (closed) end = buffer.length;
-  else return undefined;
-  if (buffer.length < end) return undefined;
-  return { answer: { status, headers, body: buffer.subarray(start, end) }, consumed: end };
 }

@@ -30,22 +30,24 @@ export interface FuzzReport {
   booksAtEnd: number;
 }
 
+export interface FailureDetails {
+  request?: FuzzRequest;
+  answer?: Answer | string;
+  /** The request before it on the same connection: keep-alive state can matter. */
+  previous?: FuzzRequest | undefined;
+}
+
 /** A broken rule, with everything needed to replay it. */
 export class FuzzFailure extends Error {
   readonly seed: number;
   readonly iteration: number;
-  readonly request: FuzzRequest | undefined;
-  readonly answer: Answer | string | undefined;
-  /** The request before it on the same connection: keep-alive state can matter. */
-  previous: FuzzRequest | undefined;
-  constructor(seed: number, iteration: number, reason: string, request?: FuzzRequest, answer?: Answer | string) {
+  readonly details: FailureDetails;
+  constructor(seed: number, iteration: number, reason: string, details: FailureDetails = {}) {
     super(reason);
     this.name = 'FuzzFailure';
     this.seed = seed;
     this.iteration = iteration;
-    this.request = request;
-    this.answer = answer;
-    this.previous = undefined;
+    this.details = details;
   }
 }
 
@@ -63,12 +65,8 @@ function envelopeProblem(answer: Answer, head: boolean, document: boolean): { pr
   }
   if (head) return answer.body.length === 0 ? {} : { problem: 'HEAD answer has a body' };
   if (document) return {};
-  let json: unknown;
-  try {
-    json = JSON.parse(answer.body.toString('utf8'));
-  } catch {
-    return { problem: 'body is not JSON' };
-  }
+  const json = answer.json;
+  if (json === undefined) return { problem: 'body is not JSON' };
   const env = json as { status?: unknown; message?: unknown; data?: unknown };
   if (typeof json !== 'object' || json === null || Object.keys(json).join() !== 'status,message,data') return { problem: 'body is not the envelope' };
   if (env.status !== status) return { problem: `envelope status ${String(env.status)} ≠ HTTP ${status}` };
@@ -81,6 +79,22 @@ function count(map: Record<string, number>, key: string): void {
   map[key] = (map[key] ?? 0) + 1;
 }
 
+/** Everything wrong with one answer (the envelope, the body oracle, the model), or undefined. */
+function answerProblem(req: FuzzRequest, answer: Answer | string, model: BookModel): string | undefined {
+  if (typeof answer === 'string') return answer;
+  const { problem, data } = envelopeProblem(answer, req.method === 'HEAD', answer.status === 200 && DOCUMENT.test(req.path));
+  return problem ?? model.expectation(req, answer.status) ?? model.apply(req, answer, data);
+}
+
+/** GET /books must equal the model, and Object.prototype must be what it was at the start. */
+async function checkpointProblem(client: RawClient, token: string, model: BookModel, prototypeKeys: string): Promise<string | undefined> {
+  const list = await client.send(Buffer.from(`GET /books HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${token}\r\n\r\n`), false);
+  if (typeof list === 'string') return `GET /books: ${list}`;
+  if (list.status !== 200) return `GET /books answered ${list.status}`;
+  const polluted = Object.getOwnPropertyNames(Object.prototype).join() !== prototypeKeys;
+  return sameJson(list.json?.data, model.list(), 'GET /books') ?? (polluted ? 'Object.prototype was polluted' : undefined);
+}
+
 /** Runs `iterations` seeded requests; throws FuzzFailure at the first broken rule. */
 export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<FuzzReport> {
   const { seed, iterations } = options;
@@ -91,32 +105,22 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
   const report: FuzzReport = { seed, iterations, durationMs: 0, statuses: {}, kinds: {}, checkpoints: 0, connections: 0, acknowledged: model.acknowledged, booksAtEnd: 0 };
   const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).join();
   const started = performance.now();
-
   const checkpoint = async (iteration: number): Promise<void> => {
-    const fail = (reason: string, answer?: Answer | string): FuzzFailure => new FuzzFailure(seed, iteration, `checkpoint: ${reason}`, undefined, answer);
-    const list = await client.send(Buffer.from(`GET /books HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${target.token}\r\n\r\n`), false);
-    if (typeof list === 'string' || list.status !== 200) throw fail('GET /books did not answer 200', list);
-    const problem = sameJson((JSON.parse(list.body.toString()) as { data: unknown }).data, model.list(), 'GET /books');
-    if (problem !== undefined) throw fail(problem);
-    if (Object.getOwnPropertyNames(Object.prototype).join() !== prototypeKeys) throw fail('Object.prototype was polluted');
+    const problem = await checkpointProblem(client, target.token, model, prototypeKeys);
+    if (problem !== undefined) throw new FuzzFailure(seed, iteration, `checkpoint: ${problem}`);
     report.checkpoints++;
   };
-
   let previous: FuzzRequest | undefined;
   try {
     for (let i = 0; i < iterations; i++) {
-      const ids = [...model.books.keys()];
-      const req = nextRequest(rng, { token: target.token, ids, nextId: model.highestId + 1, username: target.username, password: target.password });
+      const context = { token: target.token, ids: [...model.books.keys()], nextId: model.highestId + 1, username: target.username, password: target.password };
+      const req = nextRequest(rng, context);
       count(report.kinds, req.kind);
-      const head = req.method === 'HEAD';
       const connection = client.opened;
-      const answer = await client.send(encodeRequest(req), head);
-      const fail = (reason: string): FuzzFailure => Object.assign(new FuzzFailure(seed, i, reason, req, answer), { previous: client.opened === connection ? previous : undefined });
-      if (typeof answer === 'string') throw fail(answer);
-      count(report.statuses, String(answer.status));
-      const { problem, data } = envelopeProblem(answer, head, answer.status === 200 && DOCUMENT.test(req.path));
-      const wrong = problem ?? model.expectation(req, answer.status) ?? model.apply(req, answer, data);
-      if (wrong !== undefined) throw fail(wrong);
+      const answer = await client.send(encodeRequest(req), req.method === 'HEAD');
+      if (typeof answer !== 'string') count(report.statuses, String(answer.status));
+      const wrong = answerProblem(req, answer, model);
+      if (wrong !== undefined) throw new FuzzFailure(seed, i, wrong, { request: req, answer, previous: client.opened === connection ? previous : undefined });
       previous = client.isOpen ? req : undefined;
       if ((i + 1) % every === 0) {
         await checkpoint(i);
@@ -127,23 +131,17 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
   } finally {
     client.close();
   }
-  report.durationMs = Math.round(performance.now() - started);
-  report.connections = client.opened;
-  report.booksAtEnd = model.books.size;
-  return report;
+  return { ...report, durationMs: Math.round(performance.now() - started), connections: client.opened, booksAtEnd: model.books.size };
 }
 
 /** The failure as text: seed, iteration, request bytes and answer, and the command that replays it. */
 export function describeFailure(f: FuzzFailure): string {
+  const { request, answer, previous } = f.details;
+  const text = (r: FuzzRequest): string => JSON.stringify(encodeRequest(r).subarray(0, 2048).toString('latin1'));
   const lines = [`FUZZ FAILURE at iteration ${f.iteration} (seed ${f.seed}): ${f.message}`];
-  if (f.request !== undefined) {
-    const bytes = encodeRequest(f.request);
-    lines.push(`kind: ${f.request.kind}`, `request (${bytes.length} bytes, latin1): ${JSON.stringify(bytes.subarray(0, 2048).toString('latin1'))}`);
-  }
-  if (f.previous !== undefined) lines.push(`after, on the same connection: ${JSON.stringify(encodeRequest(f.previous).subarray(0, 2048).toString('latin1'))}`);
-  if (f.answer !== undefined && typeof f.answer !== 'string') {
-    lines.push(`answer: ${f.answer.status} ${JSON.stringify(f.answer.headers)} ${JSON.stringify(f.answer.body.subarray(0, 500).toString())}`);
-  }
+  if (request !== undefined) lines.push(`kind: ${request.kind}`, `request (${encodeRequest(request).length} bytes, latin1, first 2 KiB): ${text(request)}`);
+  if (previous !== undefined) lines.push(`after, on the same connection: ${text(previous)}`);
+  if (answer !== undefined && typeof answer !== 'string') lines.push(`answer: ${answer.status} ${JSON.stringify(answer.headers)} ${JSON.stringify(answer.body.slice(0, 500))}`);
   lines.push(`replay: npm run fuzz -- --seed ${f.seed} --iterations ${f.iteration + 1}`);
   return lines.join('\n');
 }

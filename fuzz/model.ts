@@ -64,8 +64,7 @@ export class BookModel {
     const { status } = answer;
     const method = req.method;
     if (status === 404 && target.route === 'item' && this.books.has(target.id) && /^(GET|HEAD|PUT|DELETE)$/.test(method)) {
-      const message = (JSON.parse(answer.body.toString() || '{}') as { message?: string }).message;
-      if (message === 'Book not found' || method === 'HEAD') return `404 for book ${target.id}, which exists`;
+      if (answer.json?.message === 'Book not found' || method === 'HEAD') return `404 for book ${target.id}, which exists`;
     }
     if (status < 200 || status > 299) return undefined;
     if (method === 'POST' && target.route === 'create') {
