@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { cp, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openStore, type DurableBookStore } from '../src/store/store.ts';
 import { gate, recordingFs } from './helpers/recording-fs.ts';
@@ -69,8 +69,9 @@ describe('store compaction', () => {
     const renames = e.flatMap((x, i) => (x.startsWith('rename') ? [i] : []));
     const created = e.flatMap((x, i) => (x.startsWith('open(ax)') || x.startsWith('open(wx)') ? [i] : []));
     assert.equal(renames.length, 2);
-    for (const i of renames) assert.equal(after(i), 'syncDir', `after ${e[i]}`);
-    for (const i of created.filter((i) => (e[i] as string).includes('journal'))) assert.equal(after(i), 'syncDir', `after ${e[i]}`);
+    const dirSync = `syncDir ${basename(dir)}`;
+    for (const i of renames) assert.equal(after(i), dirSync, `after ${e[i]}`);
+    for (const i of created.filter((i) => (e[i] as string).includes('journal'))) assert.equal(after(i), dirSync, `after ${e[i]}`);
     for (const i of renames) assert.equal(e.slice(0, i).findLast((x) => x.includes('snapshot.json.tmp') && !x.startsWith('close')), 'sync snapshot.json.tmp');
   });
 

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readdir, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DataDirLockedError } from '../src/errors.ts';
 import { createLogger } from '../src/log.ts';
 import { openStore } from '../src/store/store.ts';
+import { recordingFs } from './helpers/recording-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const temp = tempDirs('store-lock-');
@@ -39,9 +40,12 @@ describe('store lock: one process per data directory', () => {
     await store.close();
   });
 
-  it('creates the data directory 0700 and its files 0600', async () => {
-    const dir = join(await tempDir(), 'data');
-    const store = await openStore(dir);
+  it('creates the data directory 0700, fsyncs its parent, and creates its files 0600', async () => {
+    const parent = await tempDir();
+    const dir = join(parent, 'data');
+    const rec = recordingFs();
+    const store = await openStore(dir, { fs: rec.fs });
+    assert.equal(rec.events[0], `syncDir ${basename(parent)}`);
     await store.create({ title: 'T', author: 'A', year: 1 });
     await store.compact();
     assert.equal((await stat(dir)).mode & 0o777, 0o700);

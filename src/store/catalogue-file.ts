@@ -1,9 +1,8 @@
-import { mkdir } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { bookJson, type Book } from '../books/model.ts';
 import { StoreCorruptError } from '../errors.ts';
 import { silentLogger } from '../log.ts';
-import { isNotFound, nodeFileLayer, type FileLayer } from './durable-fs.ts';
+import { isNotFound, makeDataDir, nodeFileLayer, type FileLayer } from './durable-fs.ts';
 import { journalFirstSeq } from './journal.ts';
 import { acquireLock } from './lock.ts';
 import { loadCatalogue } from './recovery.ts';
@@ -47,7 +46,7 @@ export async function readCatalogue(dir: string, fs: FileLayer = nodeFileLayer):
  */
 export async function writeCatalogue(dir: string, books: readonly Book[], fs: FileLayer = nodeFileLayer): Promise<void> {
   const sorted = validBooks(books);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await makeDataDir(fs, dir);
   const release = await acquireLock(dir, silentLogger);
   try {
     const names = await fs.readdir(dir);

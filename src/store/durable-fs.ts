@@ -58,6 +58,16 @@ async function writeAll(handle: FileHandleLike, bytes: Uint8Array): Promise<void
   }
 }
 
+/**
+ * Creates the data directory (0700, parents too) if missing, and makes the new entries durable
+ * by fsyncing the directory that holds the topmost one and the data directory's parent.
+ */
+export async function makeDataDir(fs: FileLayer, dir: string): Promise<void> {
+  const created = await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+  if (created === undefined) return;
+  for (const parent of new Set([dirname(created), dirname(dir)])) await fs.syncDir(parent);
+}
+
 /** Appends and returns only once fdatasync has returned: the durable acknowledgement rule. */
 export async function appendAndSync(handle: FileHandleLike, bytes: Uint8Array): Promise<void> {
   await writeAll(handle, bytes);

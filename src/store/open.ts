@@ -1,8 +1,7 @@
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '../log.ts';
 import { COMPACTION_DEFAULTS, type CompactionOptions } from './compaction.ts';
-import { createForAppend, FILE_MODE, isNotFound, nodeFileLayer, type FileHandleLike, type FileLayer } from './durable-fs.ts';
+import { createForAppend, FILE_MODE, isNotFound, makeDataDir, nodeFileLayer, type FileHandleLike, type FileLayer } from './durable-fs.ts';
 import { journalName } from './journal.ts';
 import { acquireLock } from './lock.ts';
 import { loadCatalogue, type LoadedCatalogue } from './recovery.ts';
@@ -26,7 +25,7 @@ export interface StoreOptions {
 export async function openStore(dir: string, options: StoreOptions = {}): Promise<DurableBookStore> {
   const logger = options.logger ?? silentLogger;
   const fs = options.fs ?? nodeFileLayer;
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await makeDataDir(fs, dir);
   const release = await acquireLock(dir, logger);
   try {
     const loaded = await loadCatalogue(fs, dir);

@@ -6,7 +6,7 @@ export type Hook = (file: string) => Promise<void> | void;
 
 export interface RecordingFs {
   fs: FileLayer;
-  /** `<call> <file name>` in the order the calls returned, e.g. `datasync journal-…`, `syncDir`. */
+  /** `<call> <file name>` in the order the calls returned, e.g. `datasync journal-…`, `syncDir data`. */
   events: string[];
   hooks: { write?: Hook; datasync?: Hook; sync?: Hook; truncate?: Hook; rename?: Hook };
   /** When false, datasync/sync return at once without touching the disk (fast bulk tests). */
@@ -51,7 +51,7 @@ export function recordingFs(): RecordingFs {
     },
     async syncDir(dir) {
       if (rec.realSync) await nodeFileLayer.syncDir(dir);
-      rec.events.push('syncDir');
+      rec.events.push(`syncDir ${basename(dir)}`);
     },
   };
   return rec;
