@@ -119,6 +119,23 @@ describe('routing (decisions.md "Paths and ids", "Edge cases")', () => {
     });
   });
 
+  describe('an absolute-form request target is served like its path (RFC 9112 §3.2.2)', () => {
+    it('GET http://host/books?x=1 is GET /books', async () => {
+      const res = await rawRequest(app.port, `GET http://127.0.0.1:${app.port}/books?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${app.token()}\r\n\r\n`);
+      assert.equal(res.status, 200);
+      assert.equal(res.json?.message, 'Books retrieved successfully');
+    });
+    it('GET http://host (no path) is the root path: 404 Not found', async () => {
+      const res = await rawRequest(app.port, 'GET http://127.0.0.1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      assert.equal(res.status, 404);
+      assert.equal(res.json?.message, 'Not found');
+    });
+    it('the asterisk-form (OPTIONS *) matches no route: 404 Not found', async () => {
+      const res = await rawRequest(app.port, 'OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      assert.equal(res.status, 404);
+    });
+  });
+
   describe('query strings are ignored on every route', () => {
     it('GET /books?x=1 equals GET /books', async () => {
       assert.equal((await app.request('GET', '/books?x=1')).text, (await app.request('GET', '/books')).text);

@@ -77,6 +77,24 @@ function requestIdFrom(req: IncomingMessage): string {
   return randomUUID();
 }
 
+/**
+ * The path of the request target without its query: origin-form as is, absolute-form from the
+ * first `/` after the authority (servers must accept it, RFC 9112 §3.2.2). Anything else (the
+ * asterisk-form) is returned unchanged and matches no route.
+ */
+function pathOf(url: string): string {
+  let start = 0;
+  if (url.charCodeAt(0) !== 47 /* / */) {
+    const authority = url.indexOf('://');
+    if (authority === -1) return url;
+    start = url.indexOf('/', authority + 3);
+    if (start === -1) return '/';
+  }
+  const q = url.indexOf('?', start);
+  if (q === -1) return start === 0 ? url : url.slice(start);
+  return url.slice(start, q);
+}
+
 /** `Bearer <token>` (scheme in any case) or the bare token (spec §5.2); '' when absent or blank. */
 function tokenFrom(header: string | undefined): string {
   if (header === undefined) return '';
@@ -130,11 +148,10 @@ export function createApp(options: AppOptions): App {
     if (reply.raw === true) writeJson(res, reqId, reply.status, reply.data, headers);
     else writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
     if (logRequests) {
-      const q = (req.url as string).indexOf('?');
       logger.info('request', {
         reqId,
         method: req.method,
-        path: q === -1 ? req.url : (req.url as string).slice(0, q),
+        path: pathOf(req.url as string),
         statusCode: reply.status,
         responseTime: Math.round((performance.now() - start) * 1000) / 1000,
       });
@@ -182,10 +199,8 @@ export function createApp(options: AppOptions): App {
     try {
       // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400; answered here, in the envelope.
       if (req.headers.host === undefined && req.httpVersion === '1.1') throw new HttpError(400, MESSAGES.badRequest, { connection: 'close' });
-      const url = req.url as string;
-      const q = url.indexOf('?');
       // decisions.md: route (404, then 405) → auth (401) → {id} (400) → body.
-      const match = router.match(req.method as string, q === -1 ? url : url.slice(0, q));
+      const match = router.match(req.method as string, pathOf(req.url as string));
       if (match.kind === 'none') throw new HttpError(404, MESSAGES.notFound);
       if (match.kind === 'method') {
         const preflight = cors?.preflightHeaders(req, match.allow);
