@@ -1,4 +1,4 @@
-import { open, readFile, unlink } from 'node:fs/promises';
+import { link, open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DataDirLockedError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -20,7 +20,28 @@ function isAlive(pid: number): boolean {
 }
 
 /**
- * One process per data directory: a lock file created exclusively and holding the owner's pid.
+ * Writes our pid to a private temp file and links it into place: the lock appears atomically with
+ * its content, so no other process can ever read an empty lock and mistake it for a stale one.
+ */
+async function createLock(dir: string, path: string): Promise<void> {
+  const temp = `${path}.${process.pid}`;
+  const handle = await open(temp, 'w', FILE_MODE);
+  try {
+    await handle.writeFile(`${process.pid}\n`);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await link(temp, path);
+  } finally {
+    await unlink(temp).catch(() => {});
+  }
+  await nodeFileLayer.syncDir(dir);
+}
+
+/**
+ * One process per data directory: a lock file holding the owner's pid, created only if absent.
  * A lock whose pid no longer runs was left by a killed process and is taken over with a warning.
  * Returns the release function.
  */
@@ -29,19 +50,14 @@ export async function acquireLock(dir: string, logger: Logger): Promise<() => Pr
   if (held.has(path)) throw new DataDirLockedError(dir, process.pid);
   for (let attempt = 0; ; attempt++) {
     try {
-      const handle = await open(path, 'wx', FILE_MODE);
-      try {
-        await handle.writeFile(`${process.pid}\n`);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await nodeFileLayer.syncDir(dir);
+      await createLock(dir, path);
       break;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) throw new DataDirLockedError(dir, pid);
+      const stale = !(Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid));
+      // A second EEXIST means another process took the stale lock over first.
+      if (!stale || attempt > 0) throw new DataDirLockedError(dir, pid);
       logger.warn('taking over a stale lock left by a process that no longer runs', { lockFile: path, stalePid: Number.isNaN(pid) ? null : pid });
       await unlink(path).catch(() => {});
     }
