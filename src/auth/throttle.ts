@@ -49,7 +49,11 @@ export function createLoginThrottle(maxFailures: number, now: () => number = Dat
         return;
       }
       if (windows.size >= SWEEP_AT) {
-        for (const [key, value] of windows) if (at - value.start >= THROTTLE_WINDOW_MS) windows.delete(key);
+        // Windows are inserted in start order and never re-dated, so the expired ones come first.
+        for (const [key, value] of windows) {
+          if (at - value.start < THROTTLE_WINDOW_MS) break;
+          windows.delete(key);
+        }
         if (windows.size >= MAX_TRACKED_ADDRESSES) windows.delete(windows.keys().next().value as string);
       }
       windows.set(address, { start: at, failures: 1 });
