@@ -28,17 +28,22 @@ export function checkIfMatch(header: string | undefined, currentJson: string): v
 /**
  * Orders writes to one book so a conditional write compares against the state it will replace:
  * the store applies a change only after its fsync, so a change still queued there is invisible
- * to `get`. A conditional write first waits until no earlier write to that book is pending, then
- * checks and enqueues in the same tick; unconditional writes only register themselves.
+ * to `get`. A conditional write waits until no earlier write to that book is pending, then checks
+ * and hands its write to the store in that same synchronous step, so no other writer can slip in
+ * between its check and its write; unconditional writes only register themselves.
  */
 export class BookWriteGate {
   readonly #pending = new Map<number, Set<Promise<unknown>>>();
 
-  /** Resolves once no write to `id` registered before or during the wait is still pending. */
-  async idle(id: number): Promise<void> {
+  /**
+   * Runs `start` (check, then enqueue the write) once no write to `id` is pending, and registers
+   * the write it returns. A throw from `start` (404, 412) rejects without writing.
+   */
+  async exclusive<T>(id: number, start: () => Promise<T>): Promise<T> {
     for (let set = this.#pending.get(id); set !== undefined; set = this.#pending.get(id)) {
       await Promise.allSettled(set);
     }
+    return this.track(id, start());
   }
 
   /** Registers a write already handed to the store; returns it unchanged. */

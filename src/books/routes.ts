@@ -19,13 +19,15 @@ function bookReply(status: number, message: Reply['message'], json: string): Rep
 export function bookRoutes(store: BookStore): RouteDefinition<Route>[] {
   const gate = new BookWriteGate();
   /** If-Match (RFC 9110 §13.1.1), checked against the state the write will replace: 404, then 412. */
-  const precondition = async (req: IncomingMessage, id: number): Promise<void> => {
+  const conditional = <T>(req: IncomingMessage, id: number, write: () => Promise<T>): Promise<T> => {
     const ifMatch = req.headers['if-match'];
-    if (ifMatch === undefined) return;
-    await gate.idle(id);
-    const current = store.getJson(id);
-    if (current === undefined) throw NOT_FOUND();
-    checkIfMatch(ifMatch, current);
+    if (ifMatch === undefined) return gate.track(id, write());
+    return gate.exclusive(id, () => {
+      const current = store.getJson(id);
+      if (current === undefined) throw NOT_FOUND();
+      checkIfMatch(ifMatch, current);
+      return write();
+    });
   };
   return [
     {
@@ -67,8 +69,7 @@ export function bookRoutes(store: BookStore): RouteDefinition<Route>[] {
           // spec §4.5.1: the look-up happens before the body is read.
           if (store.getJson(id) === undefined) throw NOT_FOUND();
           const patch = parseBookPatch(await readJsonObject(req, MESSAGES.invalidInput));
-          await precondition(req, id);
-          const book = await gate.track(id, store.update(id, patch));
+          const book = await conditional(req, id, () => store.update(id, patch));
           if (book === undefined) throw NOT_FOUND();
           return bookReply(200, MESSAGES.bookUpdated, bookJson(book));
         },
@@ -81,8 +82,7 @@ export function bookRoutes(store: BookStore): RouteDefinition<Route>[] {
         auth: true,
         async handle({ req, params }): Promise<Reply> {
           const id = parseBookId(params[0] as string);
-          await precondition(req, id);
-          if (!(await gate.track(id, store.remove(id)))) throw NOT_FOUND();
+          if (!(await conditional(req, id, () => store.remove(id)))) throw NOT_FOUND();
           return { status: 200, message: MESSAGES.bookDeleted, data: 'null' };
         },
       },
