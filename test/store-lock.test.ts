@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readdir, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
 import { DataDirLockedError } from '../src/errors.ts';
 import { createLogger } from '../src/log.ts';
@@ -22,6 +23,25 @@ describe('store lock: one process per data directory', () => {
     await store.close();
     await (await openStore(dir)).close();
   });
+
+  // Offsets in event-loop turns: the second open starts at each await of the first.
+  for (const turns of [0, 1, 2, 3, 5, 8]) {
+    it(`two opens of one directory in one process, the second ${turns} turns later: exactly one succeeds, the other fails with DataDirLockedError`, async () => {
+      const dir = await tempDir();
+      const second = async (): Promise<Awaited<ReturnType<typeof openStore>>> => {
+        for (let i = 0; i < turns; i++) await nextTurn();
+        return openStore(dir);
+      };
+      const results = await Promise.allSettled([openStore(dir), second()]);
+      const opened = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      const failed = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+      assert.equal(opened.length, 1);
+      assert.ok(failed[0] instanceof DataDirLockedError);
+      assert.deepEqual((await readdir(dir)).filter((n) => n.startsWith('LOCK')), ['LOCK'], 'no temp lock file remains');
+      for (const store of opened) await store.close();
+      await (await openStore(dir)).close();
+    });
+  }
 
   it('a lock held by another live process fails with its pid', async () => {
     const dir = await tempDir();

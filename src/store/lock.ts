@@ -1,4 +1,5 @@
 import { link, open, readFile, unlink } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { DataDirLockedError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -24,7 +25,8 @@ function isAlive(pid: number): boolean {
  * its content, so no other process can ever read an empty lock and mistake it for a stale one.
  */
 async function createLock(dir: string, path: string): Promise<void> {
-  const temp = `${path}.${process.pid}`;
+  // Unique per attempt: two opens in one process (or a pid reused) never share a temp file.
+  const temp = `${path}.${process.pid}.${randomUUID()}`;
   const handle = await open(temp, 'w', FILE_MODE);
   try {
     await handle.writeFile(`${process.pid}\n`);
@@ -48,10 +50,25 @@ async function createLock(dir: string, path: string): Promise<void> {
 export async function acquireLock(dir: string, logger: Logger): Promise<() => Promise<void>> {
   const path = join(dir, LOCK_FILE);
   if (held.has(path)) throw new DataDirLockedError(dir, process.pid);
+  // Reserved before the first await: a second open in this process fails here instead of racing.
+  held.add(path);
+  try {
+    await takeLock(dir, path, logger);
+  } catch (err) {
+    held.delete(path);
+    throw err;
+  }
+  return async () => {
+    held.delete(path);
+    await unlink(path).catch(() => {});
+  };
+}
+
+async function takeLock(dir: string, path: string, logger: Logger): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await createLock(dir, path);
-      break;
+      return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
@@ -62,9 +79,4 @@ export async function acquireLock(dir: string, logger: Logger): Promise<() => Pr
       await unlink(path).catch(() => {});
     }
   }
-  held.add(path);
-  return async () => {
-    held.delete(path);
-    await unlink(path).catch(() => {});
-  };
 }
