@@ -95,6 +95,17 @@ function pathOf(url: string): string {
   return url.slice(start, q);
 }
 
+/**
+ * True when the answer goes out before the request's body was read (401, 404, 412, 429, 400 for
+ * an id): keeping the connection would make Node drain an upload nobody wants, for up to the
+ * request timeout. A request without a body is complete as soon as its headers are parsed.
+ */
+function unreadBody(req: IncomingMessage): boolean {
+  if (req.complete) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 /** `Bearer <token>` (scheme in any case) or the bare token (spec §5.2); '' when absent or blank. */
 function tokenFrom(header: string | undefined): string {
   if (header === undefined) return '';
@@ -144,7 +155,7 @@ export function createApp(options: AppOptions): App {
     let headers = reply.headers;
     if (cors !== undefined) headers = { ...cors.responseHeaders(req.headers.origin), ...headers };
     // Nothing is ever upgraded: after declining, Node's parser may not read the connection again.
-    if (app.draining || req.headers.upgrade !== undefined) headers = { ...headers, connection: 'close' };
+    if (app.draining || req.headers.upgrade !== undefined || unreadBody(req)) headers = { ...headers, connection: 'close' };
     if (reply.raw === true) writeJson(res, reqId, reply.status, reply.data, headers);
     else writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
     if (logRequests) {
@@ -159,20 +170,22 @@ export function createApp(options: AppOptions): App {
   };
 
   const fail = (req: IncomingMessage, res: ServerResponse, reqId: string, start: number, err: unknown): void => {
-    if (err instanceof HttpError) {
-      send(req, res, reqId, start, { status: err.status, message: err.message, data: 'null', ...(err.headers && { headers: err.headers }) });
-      return;
-    }
     if (err instanceof ClientAbortedError) {
       logger.debug('client went away mid-request', { reqId });
       res.destroy();
       return;
     }
-    logger.error('unexpected failure while handling a request', { reqId, err: err as Error });
     if (res.headersSent) {
+      // Too late for an envelope: end the connection so the client sees a failure, not a hang.
+      logger.error('failure after the answer had started', { reqId, err: err as Error });
       res.destroy();
       return;
     }
+    if (err instanceof HttpError) {
+      send(req, res, reqId, start, { status: err.status, message: err.message, data: 'null', ...(err.headers && { headers: err.headers }) });
+      return;
+    }
+    logger.error('unexpected failure while handling a request', { reqId, err: err as Error });
     send(req, res, reqId, start, { status: 500, message: MESSAGES.internalError, data: 'null' });
   };
 
@@ -217,10 +230,9 @@ export function createApp(options: AppOptions): App {
       const ctx: RequestContext = { req, params: match.params, clientAddress: req.socket.remoteAddress ?? '' };
       const result = route.handle(ctx);
       if (result instanceof Promise) {
-        result.then(
-          (reply) => send(req, res, reqId, start, reply),
-          (err: unknown) => fail(req, res, reqId, start, err),
-        );
+        result
+          .then((reply) => send(req, res, reqId, start, reply))
+          .catch((err: unknown) => fail(req, res, reqId, start, err));
       } else {
         send(req, res, reqId, start, result);
       }

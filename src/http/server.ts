@@ -46,6 +46,15 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
     socket.destroy();
     return;
   }
+  // A later pipelined request failed to parse while the answer to an earlier, complete one is
+  // still on its way: writing now would replace that answer (a client would retry a write that
+  // succeeded). Node's own handler checks the same field. Let it finish, then close.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (inFlight != null && inFlight.req.complete) {
+    inFlight.shouldKeepAlive = false;
+    inFlight.once('finish', () => socket.destroySoon());
+    return;
+  }
   const answer =
     err.code === 'HPE_HEADER_OVERFLOW'
       ? rawEnvelope(431, 'Request Header Fields Too Large', MESSAGES.headersTooLarge)
