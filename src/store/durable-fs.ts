@@ -63,9 +63,39 @@ async function writeAll(handle: FileHandleLike, bytes: Uint8Array): Promise<void
  * by fsyncing the directory that holds the topmost one and the data directory's parent.
  */
 export async function makeDataDir(fs: FileLayer, dir: string): Promise<void> {
-  const created = await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+  const created = await makeDirs(dir);
   if (created === undefined) return;
   for (const parent of new Set([dirname(created), dirname(dir)])) await fs.syncDir(parent);
+}
+
+/**
+ * mkdir -p one level at a time, each level tried at most twice, so it always ends: Node's
+ * recursive mkdir spins forever where mkdir says ENOENT under a parent that exists (/proc/nope).
+ * Returns the topmost directory it created, or undefined when `dir` already was one.
+ */
+async function makeDirs(dir: string): Promise<string | undefined> {
+  try {
+    return (await makeDir(dir)) ? dir : undefined;
+  } catch (err) {
+    const parent = dirname(dir);
+    if (!isNotFound(err) || parent === dir) throw err;
+    const created = await makeDirs(parent);
+    return (await makeDir(dir)) ? (created ?? dir) : created;
+  }
+}
+
+/** true when it created `dir`, false when `dir` already is a directory. */
+async function makeDir(dir: string): Promise<boolean> {
+  try {
+    await fsp.mkdir(dir, { mode: 0o700 });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    if (!(await fsp.stat(dir)).isDirectory()) {
+      throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${dir}'`), { code: 'ENOTDIR', path: dir });
+    }
+    return false;
+  }
 }
 
 /** Appends and returns only once fdatasync has returned: the durable acknowledgement rule. */
