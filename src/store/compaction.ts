@@ -94,14 +94,17 @@ export class Compactor {
       this.#failed(err, requests);
       return;
     }
-    this.#running = this.#snapshot(header).then(
-      () => requests.forEach((r) => r.resolve()),
-      (err: unknown) => this.#failed(err, requests),
-    );
-    void this.#running.finally(() => {
-      this.#running = undefined;
-      if (this.#requests.length > 0 && !this.#hooks.closed()) this.#hooks.kick();
-    });
+    // Never rejects: #failed settles the requests before it logs, so a throwing logger loses nothing.
+    this.#running = this.#snapshot(header)
+      .then(
+        () => requests.forEach((r) => r.resolve()),
+        (err: unknown) => this.#failed(err, requests),
+      )
+      .catch(() => {})
+      .finally(() => {
+        this.#running = undefined;
+        if (this.#requests.length > 0 && !this.#hooks.closed()) this.#hooks.kick();
+      });
   }
 
   /** Starts journal S+1 (made durable in its directory) and retires the current one. */
@@ -139,10 +142,10 @@ export class Compactor {
   }
 
   #failed(err: unknown, requests: Request[]): void {
+    this.#retryAtBytes = this.#s.journal.bytes + this.#options.minBytes;
+    for (const r of requests) r.reject(err);
     if (!(err instanceof SnapshotAborted)) {
       this.#s.logger.error('compaction failed; the journal still holds every change', { err: err as Error });
     }
-    this.#retryAtBytes = this.#s.journal.bytes + this.#options.minBytes;
-    for (const r of requests) r.reject(err);
   }
 }

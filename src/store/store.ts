@@ -67,9 +67,12 @@ export class FileBookStore implements DurableBookStore {
   readonly #s: StoreState;
   readonly #compactor: Compactor;
   #queue: Waiter[] = [];
+  /** Waiters the flush loop took from the queue and has not answered yet. */
+  #inFlight: Waiter[] = [];
   #flushing: Promise<void> | undefined;
   #listJson: string | undefined;
   #closed = false;
+  #closing: Promise<void> | undefined;
   /** Set when a failed write could not be undone: writes fail until a restart recovers from disk. */
   #broken: Error | undefined;
   readonly #stats = { records: 0, batches: 0, datasyncs: 0 };
@@ -130,14 +133,23 @@ export class FileBookStore implements DurableBookStore {
     return unavailable === undefined ? this.#compactor.request() : Promise.reject(unavailable);
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  /** Every call returns the same promise: none resolves before the lock is released. */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true;
-    await this.#flushing;
-    this.#compactor.cancel(this.#unavailable() as StoreUnavailableError);
-    await this.#compactor.idle();
-    await this.#s.journal.handle.close();
-    await this.#s.release();
+    try {
+      await this.#flushing;
+      this.#compactor.cancel(this.#unavailable() as StoreUnavailableError);
+      await this.#compactor.idle();
+      await this.#s.journal.handle.close();
+    } finally {
+      // The directory must be usable again (a restart, a retry) even when closing the file failed.
+      await this.#s.release();
+    }
   }
 
   /** Why writes are refused now, if they are. */
@@ -161,18 +173,36 @@ export class FileBookStore implements DurableBookStore {
     try {
       for (;;) {
         if (this.#queue.length > 0) {
-          const batch = this.#queue;
+          this.#inFlight = this.#queue;
           this.#queue = [];
-          await this.#commit(batch);
+          await this.#commit(this.#inFlight);
+          this.#inFlight = [];
         }
         const unavailable = this.#unavailable();
         if (unavailable === undefined) await this.#compactor.maybeStart();
         else this.#compactor.cancel(unavailable);
         if (this.#queue.length === 0) break;
       }
+    } catch (err) {
+      this.#failUnexpectedly(err);
     } finally {
       this.#flushing = undefined;
     }
+  }
+
+  /**
+   * The flush loop threw where it never should (a logger sink throwing inside failure handling):
+   * what the files hold is unknown, so every waiter fails and writes stop until a restart. Waiters
+   * already answered ignore the second settlement. Nothing is logged: the logger may be the fault.
+   */
+  #failUnexpectedly(cause: unknown): void {
+    this.#broken = cause instanceof Error ? cause : new Error(String(cause));
+    const waiting = this.#inFlight.concat(this.#queue);
+    this.#inFlight = [];
+    this.#queue = [];
+    const err = this.#unavailable() as StoreUnavailableError;
+    for (const w of waiting) w.reject(err);
+    this.#compactor.cancel(err);
   }
 
   /** Decides every change of the batch against committed state, writes them once, then applies. */
@@ -239,6 +269,7 @@ export class FileBookStore implements DurableBookStore {
   async #undoFailedWrite(batch: Waiter[], cause: unknown): Promise<void> {
     const s = this.#s;
     const waiting = batch.concat(this.#queue);
+    this.#inFlight = waiting;
     this.#queue = [];
     s.logger.error('journal write failed; the changes waiting for it were not applied', { err: cause as Error, changes: waiting.length });
     try {

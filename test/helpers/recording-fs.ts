@@ -8,7 +8,8 @@ export interface RecordingFs {
   fs: FileLayer;
   /** `<call> <file name>` in the order the calls returned, e.g. `datasync journal-…`, `syncDir data`. */
   events: string[];
-  hooks: { write?: Hook; datasync?: Hook; sync?: Hook; truncate?: Hook; rename?: Hook };
+  /** `close` runs before the real close, which happens even when the hook throws (no leaked fd). */
+  hooks: { write?: Hook; datasync?: Hook; sync?: Hook; truncate?: Hook; rename?: Hook; close?: Hook };
   /** When false, datasync/sync return at once without touching the disk (fast bulk tests). */
   realSync: boolean;
 }
@@ -33,7 +34,11 @@ export function recordingFs(): RecordingFs {
     truncate: (length) => step('truncate', file, () => h.truncate(length)),
     stat: () => h.stat(),
     async close() {
-      await h.close();
+      try {
+        await rec.hooks.close?.(file);
+      } finally {
+        await h.close();
+      }
       rec.events.push(`close ${file}`);
     },
   });
