@@ -24,7 +24,7 @@ const { values: flags } = parseArgs({
     warmup: { type: 'string', default: '1' },
     rounds: { type: 'string', default: '3' },
     wrk: { type: 'boolean', default: false },
-    'wrk-threads': { type: 'string', default: '1' },
+    'wrk-threads': { type: 'string', default: '2' },
     scenarios: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
     'log-level': { type: 'string', default: 'warn' },
     'no-build': { type: 'boolean', default: false },
