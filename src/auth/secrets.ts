@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isNotFound, nodeFileLayer, writeAtomic, type FileLayer } from '../store/durable-fs.ts';
 
 export const SECRET_FILE = 'secret-token';
 export const PASSWORD_FILE = 'auth-password';
@@ -15,23 +15,19 @@ export interface StoredSecret {
 /**
  * Reads a generated secret from the data directory, or makes one from `bytes` random bytes and
  * keeps it there with mode 0600 (decisions.md: no hard-coded secret, ever). The value is the
- * base64url text, used exactly as if it had been set in the environment.
+ * base64url text, used exactly as if it had been set in the environment. Written like the
+ * catalogue (temp, fsync, rename, fsync of the directory): after a power loss the file is there
+ * whole, so a password already printed is never silently replaced by a new one.
  */
-export async function loadOrCreateSecret(dir: string, name: string, bytes: number): Promise<StoredSecret> {
+export async function loadOrCreateSecret(dir: string, name: string, bytes: number, fs: FileLayer = nodeFileLayer): Promise<StoredSecret> {
   const path = join(dir, name);
   try {
-    const value = (await readFile(path, 'utf8')).trim();
+    const value = (await fs.readFile(path)).toString('utf8').trim();
     if (value !== '') return { value, created: false, path };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if (!isNotFound(err)) throw err;
   }
   const value = randomBytes(bytes).toString('base64url');
-  const handle = await open(path, 'w', 0o600);
-  try {
-    await handle.writeFile(`${value}\n`);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+  await writeAtomic(fs, path, (write) => write(Buffer.from(`${value}\n`, 'utf8')));
   return { value, created: true, path };
 }
