@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { createLogger } from '../src/log.ts';
 import { openStore } from '../src/store/open.ts';
 import { killAll, runMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
@@ -45,4 +46,34 @@ describe('data directory: an impossible path fails promptly with an error', () =
     assert.equal(lines.length, 1, `one line on stderr, got: ${exit.stderr}`);
     assert.match(lines[0] as string, /cannot open data directory .*nope/);
   });
+});
+
+describe('data directory: one that already exists is made 0700, with a warning naming it', () => {
+  after(temp.removeAll);
+
+  const rows = [
+    { mode: 0o755, warns: true, why: 'as git checks out ./data' },
+    { mode: 0o750, warns: true, why: 'open to its group' },
+    { mode: 0o700, warns: false, why: 'already private' },
+  ];
+  for (const row of rows) {
+    it(`an existing ${row.mode.toString(8)} directory (${row.why}) opens as 0700${row.warns ? ' with one warning naming it' : ' without a warning'}; the files in it keep their modes`, async () => {
+      const dir = join(await temp.make(), 'data');
+      await mkdir(dir);
+      await chmod(dir, row.mode);
+      const gitkeep = join(dir, '.gitkeep');
+      await writeFile(gitkeep, '');
+      await chmod(gitkeep, 0o644);
+      const logs: string[] = [];
+      const store = await openStore(dir, { logger: createLogger({ level: 'warn', write: (l) => logs.push(l) }) });
+      await store.close();
+      assert.equal((await stat(dir)).mode & 0o777, 0o700);
+      assert.equal((await stat(gitkeep)).mode & 0o777, 0o644);
+      const warnings = logs.map((l) => JSON.parse(l) as { level: number; dir?: string; msg: string });
+      assert.deepEqual(
+        warnings.map((w) => ({ level: w.level, dir: w.dir })),
+        row.warns ? [{ level: 40, dir }] : [],
+      );
+    });
+  }
 });

@@ -46,7 +46,7 @@ export async function readCatalogue(dir: string, fs: FileLayer = nodeFileLayer):
  */
 export async function writeCatalogue(dir: string, books: readonly Book[], fs: FileLayer = nodeFileLayer): Promise<void> {
   const sorted = validBooks(books);
-  await makeDataDir(fs, dir);
+  await makeDataDir(fs, dir, silentLogger);
   const release = await acquireLock(dir, silentLogger);
   try {
     const names = await fs.readdir(dir);

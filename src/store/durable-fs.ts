@@ -1,5 +1,6 @@
 import * as fsp from 'node:fs/promises';
 import { dirname } from 'node:path';
+import type { Logger } from '../log.ts';
 
 /** The part of a file handle the store uses; `node:fs/promises` FileHandle satisfies it. */
 export interface FileHandleLike {
@@ -60,12 +61,27 @@ async function writeAll(handle: FileHandleLike, bytes: Uint8Array): Promise<void
 
 /**
  * Creates the data directory (0700, parents too) if missing, and makes the new entries durable
- * by fsyncing the directory that holds the topmost one and the data directory's parent.
+ * by fsyncing the directory that holds the topmost one and the data directory's parent. One that
+ * already exists is made 0700 too: a fresh clone's `./data` comes from git as 0755.
  */
-export async function makeDataDir(fs: FileLayer, dir: string): Promise<void> {
+export async function makeDataDir(fs: FileLayer, dir: string, logger: Logger): Promise<void> {
   const created = await makeDirs(dir);
-  if (created === undefined) return;
+  if (created === undefined) return restrictDataDir(dir, logger);
   for (const parent of new Set([dirname(created), dirname(dir)])) await fs.syncDir(parent);
+}
+
+/** Only the directory itself: files others put there (a `.gitkeep`) keep their modes. */
+async function restrictDataDir(dir: string, logger: Logger): Promise<void> {
+  const mode = (await fsp.stat(dir)).mode & 0o777;
+  if ((mode & 0o077) === 0) return;
+  const fields = { dir, mode: mode.toString(8) };
+  try {
+    await fsp.chmod(dir, 0o700);
+    logger.warn('the data directory was open to other users; made it 0700', fields);
+  } catch (err) {
+    // Not ours to change (another owner): the service still works, so say so and go on.
+    logger.warn('the data directory is open to other users and could not be made 0700', { ...fields, err: err as Error });
+  }
 }
 
 /**

@@ -25,7 +25,7 @@ export interface StoreOptions {
 export async function openStore(dir: string, options: StoreOptions = {}): Promise<DurableBookStore> {
   const logger = options.logger ?? silentLogger;
   const fs = options.fs ?? nodeFileLayer;
-  await makeDataDir(fs, dir);
+  await makeDataDir(fs, dir, logger);
   const release = await acquireLock(dir, logger);
   try {
     const loaded = await loadCatalogue(fs, dir);
