@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdir, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DataDirLockedError } from '../src/errors.ts';
 import { createLogger } from '../src/log.ts';
-import { openStore } from '../src/store/store.ts';
+import { removeStaleLock } from '../src/store/lock.ts';
+import { openStore } from '../src/store/open.ts';
 import { recordingFs } from './helpers/recording-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
@@ -58,6 +59,27 @@ describe('store lock: one process per data directory', () => {
     assert.equal(logs.length, 1);
     assert.match(logs[0] as string, /"level":40.*"stalePid":\d+.*taking over a stale lock/);
     await store.close();
+  });
+
+  it('a stale-lock takeover that finds another process\'s fresh lock in its place leaves that lock alone', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'LOCK');
+    const gone = spawnSync(process.execPath, ['-e', '']).pid as number;
+    // We read the dead pid; meanwhile another process took over and wrote its own (live) pid.
+    await writeFile(path, `${process.ppid}\n`);
+    assert.equal(await removeStaleLock(path, `${gone}\n`), false);
+    assert.equal(await readFile(path, 'utf8'), `${process.ppid}\n`);
+    assert.deepEqual(await readdir(dir), ['LOCK']);
+    await assert.rejects(openStore(dir), { name: 'DataDirLockedError', pid: process.ppid });
+  });
+
+  it('a stale-lock takeover removes the lock when it still holds the dead pid', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'LOCK');
+    const gone = spawnSync(process.execPath, ['-e', '']).pid as number;
+    await writeFile(path, `${gone}\n`);
+    assert.equal(await removeStaleLock(path, `${gone}\n`), true);
+    assert.deepEqual(await readdir(dir), []);
   });
 
   it('creates the data directory 0700, fsyncs its parent, and creates its files 0600', async () => {

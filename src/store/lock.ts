@@ -1,9 +1,9 @@
-import { link, open, readFile, unlink } from 'node:fs/promises';
+import { link, open, readFile, rename, unlink } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { DataDirLockedError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { FILE_MODE, nodeFileLayer } from './durable-fs.ts';
+import { FILE_MODE, isNotFound, nodeFileLayer } from './durable-fs.ts';
 
 export const LOCK_FILE = 'LOCK';
 
@@ -71,12 +71,39 @@ async function takeLock(dir: string, path: string, logger: Logger): Promise<void
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+      const text = await readFile(path, 'utf8').catch(() => '');
+      const pid = Number.parseInt(text, 10);
       const stale = !(Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid));
       // A second EEXIST means another process took the stale lock over first.
       if (!stale || attempt > 0) throw new DataDirLockedError(dir, pid);
-      logger.warn('taking over a stale lock left by a process that no longer runs', { lockFile: path, stalePid: Number.isNaN(pid) ? null : pid });
-      await unlink(path).catch(() => {});
+      if (await removeStaleLock(path, text)) {
+        logger.warn('taking over a stale lock left by a process that no longer runs', { lockFile: path, stalePid: Number.isNaN(pid) ? null : pid });
+      }
     }
+  }
+}
+
+/**
+ * Removes the lock at `path` only if it still holds `staleText`, and says whether it did.
+ * Unlinking by path would race: between our read and the unlink another process may have taken
+ * the stale lock over, and we would delete its fresh lock. So the lock is renamed aside first
+ * (atomic: exactly one process gets it) and checked there; a fresh lock is linked back (link,
+ * not rename: never over a lock made since). Left open: while a fresh lock is aside, a third
+ * process starting in that instant can make its own, and two then hold the directory.
+ */
+export async function removeStaleLock(path: string, staleText: string): Promise<boolean> {
+  const aside = `${path}.stale.${randomUUID()}`;
+  try {
+    await rename(path, aside);
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+  try {
+    if ((await readFile(aside, 'utf8')) === staleText) return true;
+    await link(aside, path).catch(() => {});
+    return false;
+  } finally {
+    await unlink(aside).catch(() => {});
   }
 }
