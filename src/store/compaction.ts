@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createForAppend, isNotFound } from './durable-fs.ts';
+import { createForAppend, unlinkIfPresent } from './durable-fs.ts';
 import { journalName } from './journal.ts';
 import { SNAPSHOT_CHUNK_BOOKS, SnapshotAborted, writeSnapshot, type SnapshotHeader } from './snapshot.ts';
 import type { StoreState } from './state.ts';
@@ -131,9 +131,9 @@ export class Compactor {
     const obsolete = s.older;
     s.older = [];
     for (const j of obsolete) {
-      await s.fs.unlink(join(s.dir, j.name)).catch((err: unknown) => {
+      await unlinkIfPresent(s.fs, join(s.dir, j.name)).catch((err: unknown) => {
         // Recovery skips a journal the snapshot covers, so one left behind costs only space.
-        if (!isNotFound(err)) s.logger.warn('could not delete a compacted journal', { err: err as Error, file: j.name });
+        s.logger.warn('could not delete a compacted journal', { err: err as Error, file: j.name });
       });
     }
     if (obsolete.length > 0) await s.fs.syncDir(s.dir);

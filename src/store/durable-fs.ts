@@ -8,7 +8,6 @@ export interface FileHandleLike {
   datasync(): Promise<void>;
   sync(): Promise<void>;
   truncate(length: number): Promise<void>;
-  stat(): Promise<{ size: number }>;
   close(): Promise<void>;
 }
 
@@ -48,6 +47,15 @@ export const TEMP_SUFFIX = '.tmp';
 
 export function isNotFound(err: unknown): boolean {
   return (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}
+
+/** Removes a file; one already gone is what was wanted. */
+export async function unlinkIfPresent(fs: FileLayer, path: string): Promise<void> {
+  try {
+    await fs.unlink(path);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
 }
 
 /** write(2) may write less than asked; loop until every byte is in the file. */
@@ -147,9 +155,7 @@ export async function writeAtomic(
   fill: (write: (bytes: Uint8Array) => Promise<void>) => Promise<void>,
 ): Promise<void> {
   const temp = `${path}${TEMP_SUFFIX}`;
-  await fs.unlink(temp).catch((err: unknown) => {
-    if (!isNotFound(err)) throw err;
-  });
+  await unlinkIfPresent(fs, temp);
   const handle = await fs.open(temp, 'wx', FILE_MODE);
   try {
     try {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '../log.ts';
 import { COMPACTION_DEFAULTS, type CompactionOptions } from './compaction.ts';
-import { createForAppend, FILE_MODE, isNotFound, makeDataDir, nodeFileLayer, type FileHandleLike, type FileLayer } from './durable-fs.ts';
+import { createForAppend, FILE_MODE, makeDataDir, nodeFileLayer, unlinkIfPresent, type FileHandleLike, type FileLayer } from './durable-fs.ts';
 import { journalName } from './journal.ts';
 import { acquireLock } from './lock.ts';
 import { loadCatalogue, type LoadedCatalogue } from './recovery.ts';
@@ -54,9 +54,7 @@ async function repair(fs: FileLayer, dir: string, loaded: LoadedCatalogue, logge
   }
   const leftovers = [...loaded.temps, ...loaded.stale];
   for (const name of leftovers) {
-    await fs.unlink(join(dir, name)).catch((err: unknown) => {
-      if (!isNotFound(err)) throw err;
-    });
+    await unlinkIfPresent(fs, join(dir, name));
   }
   if (leftovers.length > 0) {
     await fs.syncDir(dir);

@@ -17,7 +17,6 @@ export interface LoadedCatalogue {
   nextId: number;
   /** The last sequence number the files hold. */
   seq: number;
-  snapshotSeq: number;
   snapshotBytes: number;
   /** Journals still needed for replay, oldest first; new records go to the last one. */
   journals: RecoveredJournal[];
@@ -83,5 +82,5 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
     journals.push({ name, firstSeq, bytes: result.goodLength, lastSeq: result.lastSeq });
   }
   const temps = names.filter((n) => n === `${SNAPSHOT_FILE}${TEMP_SUFFIX}`);
-  return { index, nextId, seq, snapshotSeq, snapshotBytes: snapshot?.bytes ?? 0, journals, torn, stale, temps };
+  return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, journals, torn, stale, temps };
 }

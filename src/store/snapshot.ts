@@ -37,14 +37,14 @@ export interface SnapshotWriteOptions {
 
 export class SnapshotAborted extends Error {}
 
-/** Writes the snapshot atomically, serializing `books` a chunk at a time; returns its size. */
+/** Writes the snapshot atomically, serializing `books` a chunk at a time; returns its size in bytes. */
 export async function writeSnapshot(
   fs: FileLayer,
   dir: string,
   header: SnapshotHeader,
   books: Iterator<string>,
   options: SnapshotWriteOptions = {},
-): Promise<{ bytes: number; count: number }> {
+): Promise<{ bytes: number }> {
   const chunkBooks = options.chunkBooks ?? SNAPSHOT_CHUNK_BOOKS;
   let bytes = 0;
   let count = 0;
@@ -75,12 +75,11 @@ export async function writeSnapshot(
     bytes += trailer.length;
     await write(trailer);
   });
-  return { bytes, count };
+  return { bytes };
 }
 
 export interface LoadedSnapshot extends SnapshotHeader {
   bytes: number;
-  count: number;
 }
 
 function corrupt(path: string, offset: number, detail: string): StoreCorruptError {
@@ -127,7 +126,7 @@ export async function readSnapshot(fs: FileLayer, dir: string, index: BookIndex)
   // The last line's newline is the first byte of the trailer mark.
   if (trailerStart > pageStart) index.addPacked(buf.toString('utf8', pageStart, trailerStart + 1));
   if (count !== trailer.count) throw corrupt(path, trailerStart, `the trailer counts ${trailer.count} books, the file holds ${count}`);
-  return { seq: header.seq, nextId: Math.max(header.nextId, lastId + 1), bytes: buf.length, count };
+  return { seq: header.seq, nextId: Math.max(header.nextId, lastId + 1), bytes: buf.length };
 }
 
 const ID_PREFIX = Buffer.from('{"id":');

@@ -32,7 +32,6 @@ export function recordingFs(): RecordingFs {
     datasync: () => step('datasync', file, () => (rec.realSync ? h.datasync() : Promise.resolve())),
     sync: () => step('sync', file, () => (rec.realSync ? h.sync() : Promise.resolve())),
     truncate: (length) => step('truncate', file, () => h.truncate(length)),
-    stat: () => h.stat(),
     async close() {
       try {
         await rec.hooks.close?.(file);
