@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { StoreUnavailableError } from '../src/errors.ts';
-import { openStore, type DurableBookStore } from '../src/store/store.ts';
+import { openStore } from '../src/store/open.ts';
+import type { DurableBookStore } from '../src/store/store.ts';
 import { gate, ioError, recordingFs, type RecordingFs } from './helpers/recording-fs.ts';
 
 const BOOK = { title: 'Emma', author: 'Jane Austen', year: 1815 };
@@ -53,6 +54,18 @@ describe('store: atomic failure', () => {
     const events = rec.events.length;
     await assert.rejects(store.create(BOOK), StoreUnavailableError);
     assert.deepEqual(rec.events.slice(events), [`write ${JOURNAL}`, `truncate ${JOURNAL}`, `datasync ${JOURNAL}`]);
+  });
+
+  it('stats.datasyncs counts only the fdatasyncs that succeeded', async () => {
+    const before = store.stats.datasyncs;
+    rec.hooks.datasync = () => {
+      rec.hooks = {};
+      throw ioError('EIO');
+    };
+    await assert.rejects(store.create(BOOK), StoreUnavailableError);
+    assert.equal(store.stats.datasyncs, before);
+    await store.create(BOOK);
+    assert.equal(store.stats.datasyncs, before + 1);
   });
 
   it('when the journal cannot be cut back, writes fail until a restart while reads keep working', async () => {

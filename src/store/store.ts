@@ -31,6 +31,7 @@ export interface StoreStats {
   records: number;
   /** Group commits: each is one write and one fdatasync. */
   batches: number;
+  /** Journal fdatasyncs that succeeded (a failed one is never retried, see #undoFailedWrite). */
   datasyncs: number;
   compactions: number;
   /** Changes waiting for the next batch (a flush is in flight). */
@@ -240,12 +241,12 @@ export class FileBookStore implements DurableBookStore {
     if (text !== '') {
       const bytes = Buffer.from(text, 'utf8');
       try {
-        this.#stats.datasyncs++;
         await appendAndSync(s.journal.handle, bytes);
       } catch (cause) {
         await this.#undoFailedWrite(batch, cause);
         return;
       }
+      this.#stats.datasyncs++;
       s.journal.bytes += bytes.length;
       this.#stats.batches++;
       this.#stats.records += seq - s.seq;
