@@ -4,7 +4,10 @@
  */
 export { createApp, type App, type AppOptions } from './http/app.ts';
 export { createServer, listen, SHUTDOWN_GRACE_MS, TRANSPORT_LIMITS, type CatalogueServer, type ServerOptions, type TransportLimits } from './http/server.ts';
-export { openStore, type BookStore, type DurableBookStore, type StoreOptions, type StoreStats } from './store/store.ts';
+export { openStore, type StoreOptions } from './store/open.ts';
+export type { BookStore, DurableBookStore, StoreStats } from './store/store.ts';
+export type { FileHandleLike, FileLayer } from './store/durable-fs.ts';
+export type { CompactionOptions } from './store/compaction.ts';
 export { readCatalogue, writeCatalogue, type Catalogue } from './store/catalogue-file.ts';
 export { OPENAPI_DOCUMENT } from './http/openapi.ts';
 export type { OpenApiDocument } from './http/openapi-types.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { Book } from '../src/books/model.ts';
 import { readCatalogue, writeCatalogue } from '../src/store/catalogue-file.ts';
-import { openStore } from '../src/store/store.ts';
+import { openStore } from '../src/store/open.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const temp = tempDirs('store-catalogue-');

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { cp, readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { openStore, type DurableBookStore } from '../src/store/store.ts';
+import { openStore } from '../src/store/open.ts';
+import type { DurableBookStore } from '../src/store/store.ts';
 import { gate, recordingFs } from './helpers/recording-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 

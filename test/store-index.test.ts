@@ -3,7 +3,7 @@ import { after, describe, it } from 'node:test';
 import { bookJson } from '../src/books/model.ts';
 import { BookIndex } from '../src/store/book-index.ts';
 import { writeCatalogue } from '../src/store/catalogue-file.ts';
-import { openStore } from '../src/store/store.ts';
+import { openStore } from '../src/store/open.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const temp = tempDirs('store-index-');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createLogger } from '../src/log.ts';
 import { StoreCorruptError } from '../src/errors.ts';
-import { openStore } from '../src/store/store.ts';
+import { openStore } from '../src/store/open.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const JOURNAL = 'journal-0000000000000001.jsonl';

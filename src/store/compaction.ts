@@ -4,6 +4,10 @@ import { journalName } from './journal.ts';
 import { SNAPSHOT_CHUNK_BOOKS, SnapshotAborted, writeSnapshot, type SnapshotHeader } from './snapshot.ts';
 import type { StoreState } from './state.ts';
 
+/**
+ * When the journal is folded into a new snapshot (StoreOptions.compaction; each field optional
+ * there, defaults in COMPACTION_DEFAULTS): journal size against the snapshot's, and chunk size.
+ */
 export interface CompactionOptions {
   /** The journal may always grow to this size: tiny catalogues do not compact on every write. */
   minBytes: number;

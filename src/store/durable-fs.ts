@@ -2,7 +2,10 @@ import * as fsp from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from '../log.ts';
 
-/** The part of a file handle the store uses; `node:fs/promises` FileHandle satisfies it. */
+/**
+ * The part of a file handle the store uses (StoreOptions.fs); `node:fs/promises` FileHandle
+ * satisfies it. `datasync`/`sync` must not resolve before the data is on stable storage.
+ */
 export interface FileHandleLike {
   write(buffer: Uint8Array, offset: number, length: number): Promise<{ bytesWritten: number }>;
   datasync(): Promise<void>;

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import * as fsp from 'node:fs/promises';
+import { after, describe, it } from 'node:test';
+import { openStore, type CompactionOptions, type FileHandleLike, type FileLayer } from '../src/index.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
+
+const temp = tempDirs('store-options-');
+
+/** What an embedder writes from the library's exported types alone: a file layer counting fsyncs. */
+function countingFileLayer(): { fs: FileLayer; syncs: () => number } {
+  let syncs = 0;
+  const handle = (h: fsp.FileHandle): FileHandleLike => ({
+    write: (buffer, offset, length) => h.write(buffer, offset, length),
+    datasync: async () => {
+      await h.datasync();
+      syncs++;
+    },
+    sync: async () => {
+      await h.sync();
+      syncs++;
+    },
+    truncate: (length) => h.truncate(length),
+    close: () => h.close(),
+  });
+  const fs: FileLayer = {
+    open: async (path, flags, mode) => handle(await fsp.open(path, flags, mode)),
+    readFile: (path) => fsp.readFile(path),
+    readdir: (dir) => fsp.readdir(dir),
+    rename: (from, to) => fsp.rename(from, to),
+    unlink: (path) => fsp.unlink(path),
+    async syncDir(dir) {
+      const h = await fsp.open(dir, 'r');
+      try {
+        await h.sync();
+      } finally {
+        await h.close();
+      }
+    },
+  };
+  return { fs, syncs: () => syncs };
+}
+
+describe('StoreOptions: the library exports every type its options expose', () => {
+  after(temp.removeAll);
+
+  it('a FileLayer and CompactionOptions written against src/index.ts alone run the store', async () => {
+    const dir = await temp.make();
+    const layer = countingFileLayer();
+    const compaction: Partial<CompactionOptions> = { chunkBooks: 1 };
+    const store = await openStore(dir, { fs: layer.fs, compaction });
+    await store.create({ title: 'Emma', author: 'Jane Austen', year: 1815 });
+    await store.compact();
+    await store.close();
+    // One fdatasync for the create, one fsync for the snapshot's temp file.
+    assert.equal(layer.syncs(), 2);
+    const reopened = await openStore(dir);
+    assert.equal(reopened.get(1)?.title, 'Emma');
+    await reopened.close();
+  });
+});
