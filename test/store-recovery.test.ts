@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { appendFile, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { crc32 } from 'node:zlib';
 import { createLogger } from '../src/log.ts';
 import { StoreCorruptError } from '../src/errors.ts';
 import { openStore } from '../src/store/open.ts';
@@ -89,6 +90,18 @@ describe('store recovery', () => {
     await flipByte(file, line + 12);
     await assert.rejects(openStore(dir), { name: 'StoreCorruptError', file, offset: line });
   });
+
+  // Number() would read each of these as 1; the snapshot's writer only ever writes plain digits.
+  for (const id of ['1e0', '+1', ' 1', '0x1', '1.0']) {
+    it(`a snapshot book line whose id is ${JSON.stringify(id)} (checksum intact) stops startup with StoreCorruptError at that line`, async () => {
+      const dir = await temp.make();
+      const head = '{"format":"book-catalogue-snapshot","version":1,"seq":0,"nextId":2,"books":[\n';
+      const body = `${head}{"id":${id},"title":"Emma","author":"Jane Austen","year":1815}`;
+      const file = join(dir, 'snapshot.json');
+      await writeFile(file, `${body}\n],"count":1,"crc":${crc32(body)}}\n`);
+      await assert.rejects(openStore(dir), { name: 'StoreCorruptError', file, offset: head.length });
+    });
+  }
 
   it('a missing journal stops startup instead of silently dropping its changes', async () => {
     const dir = await seeded();

@@ -1,4 +1,5 @@
 import { crc32 } from 'node:zlib';
+import { decimalAt } from './decimal.ts';
 
 /**
  * The journal: JSON lines, one change each, `{"seq":N,"op":"put","book":{…},"crc":C}` or
@@ -49,18 +50,6 @@ function startsWith(buf: Buffer, at: number, prefix: Buffer): boolean {
   return buf.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0;
 }
 
-/** The decimal number in buf[from, to): 1-16 digits and a safe integer, else undefined. */
-function intAt(buf: Buffer, from: number, to: number): number | undefined {
-  if (to <= from || to - from > 16) return undefined;
-  let n = 0;
-  for (let i = from; i < to; i++) {
-    const c = buf[i] as number;
-    if (c < 48 || c > 57) return undefined;
-    n = n * 10 + (c - 48);
-  }
-  return Number.isSafeInteger(n) ? n : undefined;
-}
-
 /**
  * The line buf[start, end) (newline excluded) → record, or undefined when it is torn or damaged.
  * Read from the bytes: the checksum first, then only our own encoder's layout, so replay needs
@@ -69,19 +58,19 @@ function intAt(buf: Buffer, from: number, to: number): number | undefined {
 function parseRecord(buf: Buffer, start: number, end: number): JournalRecord | undefined {
   const mark = buf.lastIndexOf(CRC_MARK_B, end);
   if (mark < start || buf[end - 1] !== 125 || !startsWith(buf, start, SEQ_PREFIX_B)) return undefined;
-  const crc = intAt(buf, mark + CRC_MARK_B.length, end - 1);
+  const crc = decimalAt(buf, mark + CRC_MARK_B.length, end - 1);
   if (crc === undefined || crc !== crc32(buf.subarray(start, mark))) return undefined;
   const comma = buf.indexOf(44, start + SEQ_PREFIX_B.length);
-  const seq = intAt(buf, start + SEQ_PREFIX_B.length, comma);
+  const seq = decimalAt(buf, start + SEQ_PREFIX_B.length, comma);
   if (seq === undefined) return undefined;
   if (startsWith(buf, comma + 1, PUT_INFIX_B)) {
     const from = comma + 1 + PUT_INFIX_B.length;
     if (!startsWith(buf, from, ID_PREFIX_B) || buf[mark - 1] !== 125) return undefined;
-    const id = intAt(buf, from + ID_PREFIX_B.length, buf.indexOf(44, from + ID_PREFIX_B.length));
+    const id = decimalAt(buf, from + ID_PREFIX_B.length, buf.indexOf(44, from + ID_PREFIX_B.length));
     return id === undefined ? undefined : { seq, op: 'put', id, json: buf.toString('utf8', from, mark) };
   }
   if (startsWith(buf, comma + 1, DEL_INFIX_B)) {
-    const id = intAt(buf, comma + 1 + DEL_INFIX_B.length, mark);
+    const id = decimalAt(buf, comma + 1 + DEL_INFIX_B.length, mark);
     return id === undefined ? undefined : { seq, op: 'del', id };
   }
   return undefined;

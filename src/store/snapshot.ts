@@ -4,6 +4,7 @@ import { bookJson, type Book } from '../books/model.ts';
 import { StoreCorruptError } from '../errors.ts';
 import { isNotFound, writeAtomic, type FileLayer } from './durable-fs.ts';
 import { pageOf, type BookIndex } from './book-index.ts';
+import { decimalAt } from './decimal.ts';
 
 /**
  * The snapshot is one JSON document a person (or `jq`) can read, laid out one book per line:
@@ -135,10 +136,8 @@ const ID_PREFIX = Buffer.from('{"id":');
 function idAt(buf: Buffer, start: number): number | undefined {
   if (buf.compare(ID_PREFIX, 0, ID_PREFIX.length, start, start + ID_PREFIX.length) !== 0) return undefined;
   const from = start + ID_PREFIX.length;
-  const comma = buf.indexOf(44, from);
-  if (comma === -1 || comma - from > 16) return undefined;
-  const id = Number(buf.toString('latin1', from, comma));
-  return Number.isSafeInteger(id) && id > 0 ? id : undefined;
+  const id = decimalAt(buf, from, buf.indexOf(44, from));
+  return id !== undefined && id > 0 ? id : undefined;
 }
 
 function parseHeader(line: string): SnapshotHeader | undefined {

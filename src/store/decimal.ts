@@ -1,0 +1,15 @@
+/**
+ * The decimal number in buf[from, to): 1-16 ASCII digits and a safe integer, else undefined.
+ * Stricter than Number(), which also takes signs, spaces, exponents and hex: journal and snapshot
+ * numbers are only ever written as plain digits, so anything else is damage.
+ */
+export function decimalAt(buf: Buffer, from: number, to: number): number | undefined {
+  if (to <= from || to - from > 16) return undefined;
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = buf[i] as number;
+    if (c < 48 || c > 57) return undefined;
+    n = n * 10 + (c - 48);
+  }
+  return Number.isSafeInteger(n) ? n : undefined;
+}
