@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
-import * as fsp from 'node:fs/promises';
 import { after, describe, it } from 'node:test';
 import { openStore, type CompactionOptions, type FileHandleLike, type FileLayer } from '../src/index.ts';
+import { nodeFileLayer } from '../src/store/durable-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const temp = tempDirs('store-options-');
 
-/** What an embedder writes from the library's exported types alone: a file layer counting fsyncs. */
+/** What an embedder writes against the library's exported types: a file layer counting fsyncs. */
 function countingFileLayer(): { fs: FileLayer; syncs: () => number } {
   let syncs = 0;
-  const handle = (h: fsp.FileHandle): FileHandleLike => ({
+  const counted = (h: FileHandleLike): FileHandleLike => ({
     write: (buffer, offset, length) => h.write(buffer, offset, length),
     datasync: async () => {
       await h.datasync();
@@ -22,21 +22,7 @@ function countingFileLayer(): { fs: FileLayer; syncs: () => number } {
     truncate: (length) => h.truncate(length),
     close: () => h.close(),
   });
-  const fs: FileLayer = {
-    open: async (path, flags, mode) => handle(await fsp.open(path, flags, mode)),
-    readFile: (path) => fsp.readFile(path),
-    readdir: (dir) => fsp.readdir(dir),
-    rename: (from, to) => fsp.rename(from, to),
-    unlink: (path) => fsp.unlink(path),
-    async syncDir(dir) {
-      const h = await fsp.open(dir, 'r');
-      try {
-        await h.sync();
-      } finally {
-        await h.close();
-      }
-    },
-  };
+  const fs: FileLayer = { ...nodeFileLayer, open: async (path, flags, mode) => counted(await nodeFileLayer.open(path, flags, mode)) };
   return { fs, syncs: () => syncs };
 }
 
