@@ -1,0 +1,23 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createCredentialCheck } from '../src/auth/credentials.ts';
+
+describe('credential check (spec §4.1.2, decisions.md "Authentication")', () => {
+  const check = createCredentialCheck('librarian', 'pässwörd 🔑');
+  const rows: { name: string; user: string; pass: string; ok: boolean }[] = [
+    { name: 'the configured pair matches', user: 'librarian', pass: 'pässwörd 🔑', ok: true },
+    { name: 'a wrong password does not', user: 'librarian', pass: 'pässwörd', ok: false },
+    { name: 'a wrong username does not', user: 'Librarian', pass: 'pässwörd 🔑', ok: false },
+    { name: 'both wrong do not', user: 'x', pass: 'y', ok: false },
+    { name: 'a longer password with the right prefix does not', user: 'librarian', pass: 'pässwörd 🔑!', ok: false },
+    { name: 'the pair swapped does not', user: 'pässwörd 🔑', pass: 'librarian', ok: false },
+    { name: 'empty strings do not', user: '', pass: '', ok: false },
+  ];
+  for (const row of rows) it(row.name, () => assert.equal(check(row.user, row.pass), row.ok));
+
+  it('an empty configured password matches only the empty string', () => {
+    const empty = createCredentialCheck('u', '');
+    assert.equal(empty('u', ''), true);
+    assert.equal(empty('u', ' '), false);
+  });
+});
