@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { bookJson, type Book, type BookFields, type BookPatch } from '../books/model.ts';
+import type { Book, BookFields, BookPatch } from '../books/model.ts';
 import { StoreUnavailableError } from '../errors.ts';
 import { Compactor, type CompactionOptions } from './compaction.ts';
+import { planBatch, type Op, type Result } from './batch.ts';
 import { appendAndSync } from './durable-fs.ts';
-import { encodeDelete, encodePut } from './journal.ts';
 import type { StoreState } from './state.ts';
 
 export { openStore, type StoreOptions } from './open.ts';
@@ -48,9 +48,6 @@ export interface DurableBookStore extends BookStore {
   /** Writes a snapshot now and starts a fresh journal; resolves when the snapshot is durable. */
   compact(): Promise<void>;
 }
-
-type Op = { kind: 'create'; fields: BookFields } | { kind: 'update'; id: number; patch: BookPatch } | { kind: 'delete'; id: number };
-type Result = Book | boolean | undefined;
 
 interface Waiter {
   op: Op;
@@ -209,35 +206,12 @@ export class FileBookStore implements DurableBookStore {
   /** Decides every change of the batch against committed state, writes them once, then applies. */
   async #commit(batch: Waiter[]): Promise<void> {
     const s = this.#s;
-    const changes = new Map<number, string | null>();
-    const results: Result[] = [];
-    let nextId = s.nextId;
-    let seq = s.seq;
-    let text = '';
-    const current = (id: number): string | undefined => {
-      const changed = changes.get(id);
-      return changed === null ? undefined : (changed ?? s.index.get(id));
-    };
-    for (const { op } of batch) {
-      if (op.kind === 'delete') {
-        const found = current(op.id) !== undefined;
-        if (found) {
-          changes.set(op.id, null);
-          text += encodeDelete(++seq, op.id);
-        }
-        results.push(found);
-        continue;
-      }
-      const book = op.kind === 'create' ? created(nextId++, op.fields) : patched(current(op.id), op.patch);
-      if (book === undefined) {
-        results.push(undefined);
-        continue;
-      }
-      const json = bookJson(book);
-      changes.set(book.id, json);
-      text += encodePut(++seq, json);
-      results.push(book);
-    }
+    const { changes, results, text, nextId, seq } = planBatch(
+      batch.map((w) => w.op),
+      (id) => s.index.get(id),
+      s.nextId,
+      s.seq,
+    );
     if (text !== '') {
       const bytes = Buffer.from(text, 'utf8');
       try {
@@ -283,14 +257,4 @@ export class FileBookStore implements DurableBookStore {
     const err = new StoreUnavailableError('journal write failed', { cause });
     for (const w of waiting) w.reject(err);
   }
-}
-
-function created(id: number, f: BookFields): Book {
-  return { id, title: f.title, author: f.author, year: f.year };
-}
-
-function patched(json: string | undefined, patch: BookPatch): Book | undefined {
-  if (json === undefined) return undefined;
-  const prev = JSON.parse(json) as Book;
-  return { id: prev.id, title: patch.title ?? prev.title, author: patch.author ?? prev.author, year: patch.year ?? prev.year };
 }
