@@ -76,4 +76,18 @@ describe('data directory: one that already exists is made 0700, with a warning n
       );
     });
   }
+
+  it('an existing 755 directory holding a directory (a project root, /var/lib) keeps its mode, with one warning naming it', async () => {
+    const dir = join(await temp.make(), 'data');
+    await mkdir(join(dir, 'src'), { recursive: true });
+    await chmod(dir, 0o755);
+    const logs: string[] = [];
+    const store = await openStore(dir, { logger: createLogger({ level: 'warn', write: (l) => logs.push(l) }) });
+    await store.close();
+    assert.equal((await stat(dir)).mode & 0o777, 0o755);
+    assert.deepEqual(
+      logs.map((l) => (JSON.parse(l) as { dir?: string }).dir),
+      [dir],
+    );
+  });
 });

@@ -81,11 +81,20 @@ export async function makeDataDir(fs: FileLayer, dir: string, logger: Logger): P
   for (const parent of new Set([dirname(created), dirname(dir)])) await fs.syncDir(parent);
 }
 
-/** Only the directory itself: files others put there (a `.gitkeep`) keep their modes. */
+/**
+ * Only the directory itself: files others put there (a `.gitkeep`) keep their modes. A directory
+ * holding directories is not the store's own (a data directory never has one): `--data-dir .`,
+ * a home directory or /var/lib by mistake must not be locked away from everyone else.
+ */
 async function restrictDataDir(dir: string, logger: Logger): Promise<void> {
   const mode = (await fsp.stat(dir)).mode & 0o777;
   if ((mode & 0o077) === 0) return;
   const fields = { dir, mode: mode.toString(8) };
+  const entries = await fsp.readdir(dir, { withFileTypes: true });
+  if (entries.some((e) => e.isDirectory())) {
+    logger.warn('the data directory is open to other users; left as it is because it holds directories', fields);
+    return;
+  }
   try {
     await fsp.chmod(dir, 0o700);
     logger.warn('the data directory was open to other users; made it 0700', fields);
