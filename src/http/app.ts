@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { TokenError, verifyToken } from '../auth/jwt.ts';
+import { createAuthorizer } from '../auth/authorize.ts';
 import { tokenRoute } from '../auth/routes.ts';
-import { TokenCache } from '../auth/token-cache.ts';
 import { createLoginThrottle } from '../auth/throttle.ts';
 import { bookRoutes } from '../books/routes.ts';
 import { DEFAULTS } from '../config.ts';
@@ -12,6 +10,7 @@ import type { BookStore } from '../store/store.ts';
 import { ClientAbortedError } from './body.ts';
 import { createCors } from './cors.ts';
 import { OPENAPI_ROUTE } from './openapi.ts';
+import { pathOf, requestIdFrom, unreadBody } from './request.ts';
 import { writeEnvelope, writeJson } from './respond.ts';
 import type { Reply, RequestContext, Route } from './route.ts';
 import { Router, type RouteDefinition } from './router.ts';
@@ -63,61 +62,6 @@ function healthRoute(isDraining: () => boolean): RouteDefinition<Route> {
   };
 }
 
-/** A client-supplied request id is echoed only when it is short, visible ASCII (no log injection). */
-function requestIdFrom(req: IncomingMessage): string {
-  const given = req.headers['x-request-id'];
-  if (typeof given === 'string' && given.length > 0 && given.length <= 128) {
-    let ok = true;
-    for (let i = 0; i < given.length && ok; i++) {
-      const c = given.charCodeAt(i);
-      ok = c > 32 && c < 127;
-    }
-    if (ok) return given;
-  }
-  return randomUUID();
-}
-
-/**
- * The path of the request target without its query: origin-form as is, absolute-form from the
- * first `/` after the authority (servers must accept it, RFC 9112 §3.2.2). Anything else (the
- * asterisk-form) is returned unchanged and matches no route.
- */
-function pathOf(url: string): string {
-  let start = 0;
-  if (url.charCodeAt(0) !== 47 /* / */) {
-    const authority = url.indexOf('://');
-    if (authority === -1) return url;
-    start = url.indexOf('/', authority + 3);
-    if (start === -1) return '/';
-  }
-  const q = url.indexOf('?', start);
-  if (q === -1) return start === 0 ? url : url.slice(start);
-  return url.slice(start, q);
-}
-
-/**
- * True when the answer goes out before the request's body was read (401, 404, 412, 429, 400 for
- * an id): keeping the connection would make Node drain an upload nobody wants, for up to the
- * request timeout. A request without a body is complete as soon as its headers are parsed.
- */
-function unreadBody(req: IncomingMessage): boolean {
-  if (req.complete) return false;
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
-/** `Bearer <token>` (scheme in any case) or the bare token (spec §5.2); '' when absent or blank. */
-function tokenFrom(header: string | undefined): string {
-  if (header === undefined) return '';
-  if (header.length >= 6 && header.slice(0, 6).toLowerCase() === 'bearer' && (header.length === 6 || header.charCodeAt(6) === 32)) {
-    return header.slice(6).trim();
-  }
-  return header.trim();
-}
-
-const TOKEN_REQUIRED: Reply = { status: 401, message: MESSAGES.tokenRequired, data: 'null' };
-const INVALID_TOKEN: Reply = { status: 401, message: MESSAGES.invalidToken, data: 'null' };
-
 function keyBytes(secret: string | Uint8Array): Uint8Array {
   return typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret;
 }
@@ -148,6 +92,7 @@ export function createApp(options: AppOptions): App {
     healthRoute(() => app.draining),
     OPENAPI_ROUTE,
   ]);
+  const authorize = createAuthorizer({ keys, nowSeconds, logger });
   const logRequests = logger.isEnabled('info');
   const cors = createCors(options.corsOrigins ?? []);
 
@@ -187,23 +132,6 @@ export function createApp(options: AppOptions): App {
     }
     logger.error('unexpected failure while handling a request', { reqId, err: err as Error });
     send(req, res, reqId, start, { status: 500, message: MESSAGES.internalError, data: 'null' });
-  };
-
-  const tokens = new TokenCache((token, at) => verifyToken(token, keys, at));
-  /** undefined when the request may proceed, otherwise its 401 (a reply, not a throw: this is the hot path). */
-  const authorize = (req: IncomingMessage, reqId: string): Reply | undefined => {
-    const token = tokenFrom(req.headers.authorization);
-    if (token === '') return TOKEN_REQUIRED;
-    try {
-      tokens.check(token, nowSeconds());
-      return undefined;
-    } catch (err) {
-      if (err instanceof TokenError) {
-        logger.debug('token rejected', { reqId, reason: err.reason });
-        return INVALID_TOKEN;
-      }
-      throw err;
-    }
   };
 
   const app = ((req: IncomingMessage, res: ServerResponse): void => {

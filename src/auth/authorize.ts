@@ -1,0 +1,47 @@
+import type { IncomingMessage } from 'node:http';
+import { MESSAGES } from '../errors.ts';
+import type { Reply } from '../http/route.ts';
+import type { Logger } from '../log.ts';
+import { TokenError, verifyToken } from './jwt.ts';
+import { TokenCache } from './token-cache.ts';
+
+/** `Bearer <token>` (scheme in any case) or the bare token (spec §5.2); '' when absent or blank. */
+function tokenFrom(header: string | undefined): string {
+  if (header === undefined) return '';
+  if (header.length >= 6 && header.slice(0, 6).toLowerCase() === 'bearer' && (header.length === 6 || header.charCodeAt(6) === 32)) {
+    return header.slice(6).trim();
+  }
+  return header.trim();
+}
+
+const TOKEN_REQUIRED: Reply = { status: 401, message: MESSAGES.tokenRequired, data: 'null' };
+const INVALID_TOKEN: Reply = { status: 401, message: MESSAGES.invalidToken, data: 'null' };
+
+export interface AuthorizerOptions {
+  /** Verification keys, current first (a previous secret keeps issued tokens valid during rotation). */
+  keys: readonly Uint8Array[];
+  nowSeconds: () => number;
+  logger: Logger;
+}
+
+/** undefined when the request may proceed, otherwise its 401 (a reply, not a throw: this is the hot path). */
+export type Authorizer = (req: IncomingMessage, reqId: string) => Reply | undefined;
+
+/** The spec §5.6 check for protected routes, with verified tokens cached until they expire. */
+export function createAuthorizer({ keys, nowSeconds, logger }: AuthorizerOptions): Authorizer {
+  const tokens = new TokenCache((token, at) => verifyToken(token, keys, at));
+  return (req, reqId) => {
+    const token = tokenFrom(req.headers.authorization);
+    if (token === '') return TOKEN_REQUIRED;
+    try {
+      tokens.check(token, nowSeconds());
+      return undefined;
+    } catch (err) {
+      if (err instanceof TokenError) {
+        logger.debug('token rejected', { reqId, reason: err.reason });
+        return INVALID_TOKEN;
+      }
+      throw err;
+    }
+  };
+}
