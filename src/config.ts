@@ -1,4 +1,5 @@
 import { parseEnv } from 'node:util';
+import { DEFAULT_LOGIN_MAX_FAILURES } from './auth/throttle.ts';
 import { BACKUP_USAGE, parseBackupCommand, type BackupCommand } from './cli/backup-command.ts';
 import { ConfigError } from './errors.ts';
 import { parseCorsOrigins } from './http/cors.ts';
@@ -45,7 +46,7 @@ export const DEFAULTS = {
   dataDir: './data',
   logLevel: 'info',
   username: 'admin',
-  loginMaxFailures: 20,
+  loginMaxFailures: DEFAULT_LOGIN_MAX_FAILURES,
 } as const;
 
 const FLAGS = {

@@ -1,6 +1,9 @@
 /** decisions.md: a fixed 15-minute window from an address's first counted failure. */
 export const THROTTLE_WINDOW_MS = 15 * 60 * 1000;
 
+/** Failed logins per client address per window before 429, unless the embedder or LOGIN_MAX_FAILURES says otherwise. */
+export const DEFAULT_LOGIN_MAX_FAILURES = 20;
+
 /** Beyond this many tracked addresses, expired windows are swept before a new one is added. */
 const SWEEP_AT = 10_000;
 

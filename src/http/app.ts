@@ -1,9 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createAuthorizer } from '../auth/authorize.ts';
 import { tokenRoute } from '../auth/routes.ts';
-import { createLoginThrottle } from '../auth/throttle.ts';
+import { createLoginThrottle, DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
 import { bookRoutes } from '../books/routes.ts';
-import { DEFAULTS } from '../config.ts';
 import { HttpError, MESSAGES } from '../errors.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import type { BookStore } from '../store/store.ts';
@@ -84,7 +83,7 @@ export function createApp(options: AppOptions): App {
       username: options.username,
       password: options.password,
       signingKey: key,
-      throttle: createLoginThrottle(options.loginMaxFailures ?? DEFAULTS.loginMaxFailures, now),
+      throttle: createLoginThrottle(options.loginMaxFailures ?? DEFAULT_LOGIN_MAX_FAILURES, now),
       nowSeconds,
       logger,
     }),
