@@ -101,6 +101,7 @@ export function createApp(options: AppOptions): App {
     // Nothing is ever upgraded: after declining, Node's parser may not read the connection again.
     if (app.draining || req.headers.upgrade !== undefined || unreadBody(req)) headers = { ...headers, connection: 'close' };
     if (reply.raw === true) writeJson(res, reqId, reply.status, reply.data, headers);
+    else if (reply.envelope !== undefined) writeJson(res, reqId, reply.status, reply.envelope, headers);
     else writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
     if (logRequests) {
       logger.info('request', {

@@ -6,8 +6,12 @@ const CONTENT_TYPE = 'application/json; charset=utf-8';
 /**
  * The only writer of the envelope `{status, message, data}` (spec §2, key order fixed).
  * `dataJson` is already-serialized JSON so cached book text is sent without re-encoding.
- * One `writeHead` and one `end` per answer.
  */
+export function envelopeText(status: number, message: string, dataJson: string): string {
+  return `{"status":${status},"message":${JSON.stringify(message)},"data":${dataJson}}`;
+}
+
+/** An envelope answer: one `writeHead` and one `end`. */
 export function writeEnvelope(
   res: ServerResponse,
   requestId: string,
@@ -16,33 +20,13 @@ export function writeEnvelope(
   dataJson: string,
   extraHeaders?: Readonly<Record<string, string>>,
 ): void {
-  const body =
-    dataJson.length >= ENCODED_MIN_CHARS
-      ? encodedEnvelope(status, message, dataJson)
-      : `{"status":${status},"message":${JSON.stringify(message)},"data":${dataJson}}`;
-  writeJson(res, requestId, status, body, extraHeaders);
-}
-
-/** Below this, building the text each time is cheaper than comparing it with the last one. */
-const ENCODED_MIN_CHARS = 1024;
-let last = { status: 0, message: '', dataJson: '', bytes: Buffer.alloc(0) };
-
-/**
- * GET /books sends the store's cached list text until a book changes: its envelope is kept as
- * UTF-8 bytes, so a repeat costs one comparison (the same string object: a pointer check) instead
- * of building, measuring and encoding kilobytes per answer.
- */
-function encodedEnvelope(status: number, message: string, dataJson: string): Buffer {
-  if (dataJson !== last.dataJson || status !== last.status || message !== last.message) {
-    const bytes = Buffer.from(`{"status":${status},"message":${JSON.stringify(message)},"data":${dataJson}}`, 'utf8');
-    last = { status, message, dataJson, bytes };
-  }
-  return last.bytes;
+  writeJson(res, requestId, status, envelopeText(status, message, dataJson), extraHeaders);
 }
 
 /**
  * A JSON body with the headers every answer carries. Only GET /openapi.json sends one without the
- * envelope: tools that read OpenAPI documents expect the document itself at its URL.
+ * envelope: tools that read OpenAPI documents expect the document itself at its URL. GET /books
+ * passes its envelope already encoded (see `Reply.envelope`).
  */
 export function writeJson(
   res: ServerResponse,
@@ -76,7 +60,7 @@ export function writeJson(
  * with the same envelope and headers, after which the connection closes.
  */
 export function rawEnvelope(status: number, reason: string, message: string): string {
-  const body = `{"status":${status},"message":${JSON.stringify(message)},"data":null}`;
+  const body = envelopeText(status, message, 'null');
   return (
     `HTTP/1.1 ${status} ${reason}\r\n` +
     `content-type: ${CONTENT_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +

@@ -17,6 +17,8 @@ export interface Reply {
   readonly headers?: Readonly<Record<string, string>>;
   /** `data` is the whole body, sent without the envelope (GET /openapi.json only). */
   readonly raw?: boolean;
+  /** The whole envelope for `status`, `message` and `data`, already UTF-8 encoded: sent as is. */
+  readonly envelope?: Buffer;
 }
 
 export interface Route {
