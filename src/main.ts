@@ -4,12 +4,13 @@
  * handlers and sets the exit code.
  */
 import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { loadOrCreateSecret, PASSWORD_FILE, SECRET_FILE } from './auth/secrets.ts';
 import { runBackupCommand } from './cli/backup.ts';
 import { parseCommand, USAGE, type Config } from './config.ts';
 import { ConfigError, DataDirLockedError, StoreCorruptError } from './errors.ts';
-import { createServer, listen } from './http/server.ts';
+import { createServer, listen, type CatalogueServer } from './http/server.ts';
 import { batchLines, createLogger, type Logger } from './log.ts';
 import { openStore, type BookStore } from './store/store.ts';
 
@@ -35,29 +36,42 @@ function version(): string {
   return pkg.version;
 }
 
+/** A startup step that failed, carrying the one line to print; serve closes the store first. */
+class StartupError extends Error {}
+
 async function resolveSecrets(config: Config, dataDir: string, logger: Logger): Promise<{ secret: string; password: string }> {
-  let secret = config.secretToken;
+  try {
+    return { secret: await signingSecret(config, dataDir, logger), password: await loginPassword(config, dataDir) };
+  } catch (err) {
+    throw new StartupError(`cannot keep generated secrets in ${dataDir}: ${(err as Error).message}`);
+  }
+}
+
+async function signingSecret(config: Config, dataDir: string, logger: Logger): Promise<string> {
+  const secret = config.secretToken;
   if (secret === undefined) {
     const stored = await loadOrCreateSecret(dataDir, SECRET_FILE, 32);
-    secret = stored.value;
     logger.warn('SECRET_TOKEN is not set: using a generated secret kept in the data directory', { file: stored.path });
-  } else if (Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
+    return stored.value;
+  }
+  if (Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
     logger.warn(`SECRET_TOKEN is shorter than ${MIN_SECRET_BYTES} bytes; HS256 wants at least that (RFC 7518 section 3.2)`);
   }
-  let password = config.password;
-  if (password === undefined) {
-    const stored = await loadOrCreateSecret(dataDir, PASSWORD_FILE, 18);
-    password = stored.value;
-    if (stored.created) {
-      // decisions.md: printed once, on the start that generated it, whatever the log level.
-      process.stdout.write(
-        `\nGenerated a password for user "${config.username}": ${password}\n` +
-          `It is stored in ${stored.path} (mode 0600) and will not be shown again.\n` +
-          `Set AUTH_PASSWORD (and AUTH_USERNAME) to use your own.\n\n`,
-      );
-    }
+  return secret;
+}
+
+async function loginPassword(config: Config, dataDir: string): Promise<string> {
+  if (config.password !== undefined) return config.password;
+  const stored = await loadOrCreateSecret(dataDir, PASSWORD_FILE, 18);
+  if (stored.created) {
+    // decisions.md: printed once, on the start that generated it, whatever the log level.
+    process.stdout.write(
+      `\nGenerated a password for user "${config.username}": ${stored.value}\n` +
+        `It is stored in ${stored.path} (mode 0600) and will not be shown again.\n` +
+        `Set AUTH_PASSWORD (and AUTH_USERNAME) to use your own.\n\n`,
+    );
   }
-  return { secret, password };
+  return stored.value;
 }
 
 /** PEM files are read once at startup; a missing or unreadable one stops startup with one line. */
@@ -73,13 +87,8 @@ function readTls(files: Config['tls']): { cert: Buffer; key: Buffer } | undefine
   return { cert: read('certificate', files.certFile), key: read('key', files.keyFile) };
 }
 
-async function serve(config: Config): Promise<void> {
-  let tls;
-  try {
-    tls = readTls(config.tls);
-  } catch (err) {
-    return fatal((err as Error).message);
-  }
+/** JSON log lines on stdout, batched; flushed on exit. */
+function startLogger(level: Config['logLevel']): Logger {
   // A log reader that went away (EPIPE) must not take the service down with it; other errors still do.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPIPE') throw err;
@@ -87,22 +96,25 @@ async function serve(config: Config): Promise<void> {
   const lines = batchLines((chunk) => process.stdout.write(chunk));
   // process.exit (a second signal) skips the pending turn; stdout to a file or pipe is synchronous here.
   process.on('exit', () => lines.flush());
-  const logger = createLogger({ level: config.logLevel, write: lines.write });
-  const dataDir = resolve(config.dataDir);
-  let store: BookStore;
+  return createLogger({ level, write: lines.write });
+}
+
+async function openDataDir(dataDir: string, logger: Logger): Promise<BookStore> {
   try {
-    store = await openStore(dataDir, { logger });
+    return await openStore(dataDir, { logger });
   } catch (err) {
-    if (err instanceof DataDirLockedError || err instanceof StoreCorruptError) return fatal(err.message);
-    return fatal(`cannot open data directory ${dataDir}: ${(err as Error).message}`);
+    if (err instanceof DataDirLockedError || err instanceof StoreCorruptError) throw new StartupError(err.message);
+    throw new StartupError(`cannot open data directory ${dataDir}: ${(err as Error).message}`);
   }
-  let secrets: { secret: string; password: string };
-  try {
-    secrets = await resolveSecrets(config, dataDir, logger);
-  } catch (err) {
-    await store.close();
-    return fatal(`cannot keep generated secrets in ${dataDir}: ${(err as Error).message}`);
-  }
+}
+
+interface Running {
+  server: CatalogueServer;
+  address: AddressInfo;
+}
+
+async function startServer(config: Config, store: BookStore, dataDir: string, tls: ReturnType<typeof readTls>, logger: Logger): Promise<Running> {
+  const secrets = await resolveSecrets(config, dataDir, logger);
   let server;
   try {
     server = createServer({
@@ -119,19 +131,17 @@ async function serve(config: Config): Promise<void> {
     });
   } catch (err) {
     // Only a certificate or key OpenSSL cannot use makes this throw.
-    await store.close();
-    return fatal(`cannot use the TLS certificate or key: ${(err as Error).message}`);
+    throw new StartupError(`cannot use the TLS certificate or key: ${(err as Error).message}`);
   }
-  let address;
   try {
-    address = await listen(server, config.port, config.host);
+    return { server, address: await listen(server, config.port, config.host) };
   } catch (err) {
-    await store.close();
-    return fatal(`cannot listen on ${config.host ?? '*'}:${config.port}: ${(err as Error).message}`);
+    throw new StartupError(`cannot listen on ${config.host ?? '*'}:${config.port}: ${(err as Error).message}`);
   }
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const scheme = tls === undefined ? 'http' : 'https';
+}
 
+/** SIGINT or SIGTERM drains the server; a second one exits at once. */
+function installSignalHandlers(server: CatalogueServer, logger: Logger): void {
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (signalled) {
@@ -155,6 +165,34 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+}
+
+async function serve(config: Config): Promise<void> {
+  let tls;
+  try {
+    tls = readTls(config.tls);
+  } catch (err) {
+    return fatal((err as Error).message);
+  }
+  const logger = startLogger(config.logLevel);
+  const dataDir = resolve(config.dataDir);
+  let store: BookStore;
+  let running: Running;
+  try {
+    store = await openDataDir(dataDir, logger);
+  } catch (err) {
+    return fatal((err as StartupError).message);
+  }
+  try {
+    running = await startServer(config, store, dataDir, tls, logger);
+  } catch (err) {
+    await store.close();
+    return fatal((err as StartupError).message);
+  }
+  const { server, address } = running;
+  installSignalHandlers(server, logger);
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const scheme = tls === undefined ? 'http' : 'https';
   // Only now: a supervisor that signals as soon as it reads this line must find the handlers set.
   logger.info(`listening on ${scheme}://${host}:${address.port}, data in ${dataDir}`, { port: address.port, dataDir });
 }
