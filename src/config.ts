@@ -85,23 +85,34 @@ Environment only:
 Flags win over environment variables, which win over a .env file in the working directory.
 `;
 
+type Flags = Partial<Record<FlagKey, string>>;
+/** A variable from the environment, else from `.env`; empty counts as unset. */
+type EnvLookup = (key: string) => string | undefined;
+
 /**
  * Turns argv, the environment and `.env` text into a command. Pure: it reads no globals, so every
  * rule is testable directly; it throws ConfigError with one line a person can act on.
  */
 export function parseCommand(sources: ConfigSources): Command {
-  const flags: Partial<Record<FlagKey, string>> = {};
   const args = sources.argv;
   const fileEnv = sources.dotenv === undefined ? {} : parseEnv(sources.dotenv);
-  const env = (key: string): string | undefined => {
+  const env: EnvLookup = (key) => {
     const value = sources.env[key] ?? fileEnv[key];
     return value === '' ? undefined : value;
   };
   if (args[0] === 'export' || args[0] === 'import') return parseBackupCommand(args, env('DATA_DIR') ?? DEFAULTS.dataDir);
+  const flags = parseFlags(args);
+  if (flags === 'help' || flags === 'version') return { kind: flags };
+  return { kind: 'serve', config: resolveConfig(flags, env) };
+}
+
+/** The serve flags by name, or help/version as soon as either appears (what follows is not read). */
+function parseFlags(args: readonly string[]): Flags | 'help' | 'version' {
+  const flags: Flags = {};
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
-    if (arg === '-h' || arg === '--help') return { kind: 'help' };
-    if (arg === '-v' || arg === '--version') return { kind: 'version' };
+    if (arg === '-h' || arg === '--help') return 'help';
+    if (arg === '-v' || arg === '--version') return 'version';
     const eq = arg.indexOf('=');
     const name = eq === -1 ? arg : arg.slice(0, eq);
     if (!Object.hasOwn(FLAGS, name)) {
@@ -121,8 +132,11 @@ export function parseCommand(sources: ConfigSources): Command {
     if (value === '') throw new ConfigError(`option ${name} needs a value`);
     flags[FLAGS[name as keyof typeof FLAGS]] = value;
   }
+  return flags;
+}
 
-
+/** Flags win over the environment, which wins over `.env`, which wins over the defaults. */
+function resolveConfig(flags: Flags, env: EnvLookup): Config {
   const portText = flags.port ?? env('PORT');
   const logLevel = flags.logLevel ?? env('LOG_LEVEL') ?? DEFAULTS.logLevel;
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -137,22 +151,18 @@ export function parseCommand(sources: ConfigSources): Command {
     throw new ConfigError('TLS needs both a certificate and a key: set TLS_CERT_FILE and TLS_KEY_FILE (or --tls-cert and --tls-key), or neither');
   }
   return {
-    kind: 'serve',
-    config: {
-      port: portText === undefined ? DEFAULTS.port : parsePort(portText),
-      host: flags.host ?? env('HOST'),
-      dataDir: flags.dataDir ?? env('DATA_DIR') ?? DEFAULTS.dataDir,
-      logLevel: logLevel as LogLevel,
-      secretToken: env('SECRET_TOKEN'),
-      secretTokenPrevious: env('SECRET_TOKEN_PREVIOUS'),
-      username: env('AUTH_USERNAME') ?? DEFAULTS.username,
-      password: env('AUTH_PASSWORD'),
-      loginMaxFailures:
-        failuresText === undefined ? DEFAULTS.loginMaxFailures : parseCount('LOGIN_MAX_FAILURES', failuresText),
-      tls: certFile === undefined || keyFile === undefined ? undefined : { certFile, keyFile },
-      maxConnections: connectionsText === undefined ? TRANSPORT_LIMITS.maxConnections : parsePositive('MAX_CONNECTIONS', connectionsText),
-      ...(corsOrigins.length > 0 && { corsOrigins }),
-    },
+    port: portText === undefined ? DEFAULTS.port : parsePort(portText),
+    host: flags.host ?? env('HOST'),
+    dataDir: flags.dataDir ?? env('DATA_DIR') ?? DEFAULTS.dataDir,
+    logLevel: logLevel as LogLevel,
+    secretToken: env('SECRET_TOKEN'),
+    secretTokenPrevious: env('SECRET_TOKEN_PREVIOUS'),
+    username: env('AUTH_USERNAME') ?? DEFAULTS.username,
+    password: env('AUTH_PASSWORD'),
+    loginMaxFailures: failuresText === undefined ? DEFAULTS.loginMaxFailures : parseCount('LOGIN_MAX_FAILURES', failuresText),
+    tls: certFile === undefined || keyFile === undefined ? undefined : { certFile, keyFile },
+    maxConnections: connectionsText === undefined ? TRANSPORT_LIMITS.maxConnections : parsePositive('MAX_CONNECTIONS', connectionsText),
+    ...(corsOrigins.length > 0 && { corsOrigins }),
   };
 }
 
