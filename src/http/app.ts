@@ -6,12 +6,11 @@ import { bookRoutes } from '../books/routes.ts';
 import { HttpError, MESSAGES } from '../errors.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import type { BookStore } from '../store/store.ts';
-import { ClientAbortedError } from './body.ts';
 import { createCors } from './cors.ts';
 import { OPENAPI_ROUTE } from './openapi.ts';
-import { pathOf, requestIdFrom, unreadBody } from './request.ts';
-import { writeEnvelope, writeJson } from './respond.ts';
-import type { Reply, RequestContext, Route } from './route.ts';
+import { createReplyWriter } from './reply-writer.ts';
+import { pathOf, requestIdFrom } from './request.ts';
+import type { RequestContext, Route } from './route.ts';
 import { Router, type RouteDefinition } from './router.ts';
 
 /** What createApp needs: an open store, the signing secret and the credential pair; the rest is optional. */
@@ -92,47 +91,8 @@ export function createApp(options: AppOptions): App {
     OPENAPI_ROUTE,
   ]);
   const authorize = createAuthorizer({ keys, nowSeconds, logger });
-  const logRequests = logger.isEnabled('info');
   const cors = createCors(options.corsOrigins ?? []);
-
-  const send = (req: IncomingMessage, res: ServerResponse, reqId: string, start: number, reply: Reply): void => {
-    let headers = reply.headers;
-    if (cors !== undefined) headers = { ...cors.responseHeaders(req.headers.origin), ...headers };
-    // Nothing is ever upgraded: after declining, Node's parser may not read the connection again.
-    if (app.draining || req.headers.upgrade !== undefined || unreadBody(req)) headers = { ...headers, connection: 'close' };
-    if (reply.raw === true) writeJson(res, reqId, reply.status, reply.data, headers);
-    else if (reply.envelope !== undefined) writeJson(res, reqId, reply.status, reply.envelope, headers);
-    else writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
-    if (logRequests) {
-      logger.info('request', {
-        reqId,
-        method: req.method,
-        path: pathOf(req.url as string),
-        statusCode: reply.status,
-        responseTime: Math.round((performance.now() - start) * 1000) / 1000,
-      });
-    }
-  };
-
-  const fail = (req: IncomingMessage, res: ServerResponse, reqId: string, start: number, err: unknown): void => {
-    if (err instanceof ClientAbortedError) {
-      logger.debug('client went away mid-request', { reqId });
-      res.destroy();
-      return;
-    }
-    if (res.headersSent) {
-      // Too late for an envelope: end the connection so the client sees a failure, not a hang.
-      logger.error('failure after the answer had started', { reqId, err: err as Error });
-      res.destroy();
-      return;
-    }
-    if (err instanceof HttpError) {
-      send(req, res, reqId, start, { status: err.status, message: err.message, data: 'null', ...(err.headers && { headers: err.headers }) });
-      return;
-    }
-    logger.error('unexpected failure while handling a request', { reqId, err: err as Error });
-    send(req, res, reqId, start, { status: 500, message: MESSAGES.internalError, data: 'null' });
-  };
+  const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining });
 
   const app = ((req: IncomingMessage, res: ServerResponse): void => {
     const start = performance.now();
