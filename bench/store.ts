@@ -19,7 +19,8 @@ import { bookJson } from '../src/books/model.ts';
 import { nodeFileLayer } from '../src/store/durable-fs.ts';
 import { COMPACTION_DEFAULTS } from '../src/store/compaction.ts';
 import { writeSnapshot } from '../src/store/snapshot.ts';
-import { openStore, type DurableBookStore } from '../src/store/store.ts';
+import { openStore } from '../src/store/open.ts';
+import type { DurableBookStore } from '../src/store/store.ts';
 import { LatencyHistogram, type LatencySummary } from './histogram.ts';
 
 interface WriterResult extends LatencySummary {

@@ -12,7 +12,8 @@ import { parseCommand, USAGE, type Config } from './config.ts';
 import { ConfigError, DataDirLockedError, StoreCorruptError } from './errors.ts';
 import { createServer, listen, type CatalogueServer } from './http/server.ts';
 import { batchLines, createLogger, type Logger } from './log.ts';
-import { openStore, type BookStore } from './store/store.ts';
+import { openStore } from './store/open.ts';
+import type { BookStore } from './store/store.ts';
 
 /** RFC 7518 §3.2: an HS256 key shorter than the hash output weakens it. */
 const MIN_SECRET_BYTES = 32;
