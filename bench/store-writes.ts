@@ -10,7 +10,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openStore, type DurableBookStore } from '../src/store/store.ts';
+import { openStore } from '../src/store/open.ts';
+import type { DurableBookStore } from '../src/store/store.ts';
 import { median } from './median.ts';
 
 const { values: flags } = parseArgs({
