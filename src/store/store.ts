@@ -6,7 +6,6 @@ import { planBatch, type Op, type Result } from './batch.ts';
 import { appendAndSync } from './durable-fs.ts';
 import type { StoreState } from './state.ts';
 
-
 /** The books: reads come from memory; a write resolves only once it is durable on disk. */
 export interface BookStore {
   readonly dir: string;
