@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { MESSAGES } from '../errors.ts';
+import { encodedReply } from '../http/respond.ts';
 import type { Reply } from '../http/route.ts';
 import type { Logger } from '../log.ts';
 import { TokenError, verifyToken } from './jwt.ts';
@@ -14,8 +15,9 @@ function tokenFrom(header: string | undefined): string {
   return header.trim();
 }
 
-const TOKEN_REQUIRED: Reply = { status: 401, message: MESSAGES.tokenRequired, data: 'null' };
-const INVALID_TOKEN: Reply = { status: 401, message: MESSAGES.invalidToken, data: 'null' };
+/* The 401s are the answers an unauthenticated flood gets: encoded once, not per request. */
+const TOKEN_REQUIRED = encodedReply(401, MESSAGES.tokenRequired, 'null');
+const INVALID_TOKEN = encodedReply(401, MESSAGES.invalidToken, 'null');
 
 export interface AuthorizerOptions {
   /** Verification keys, current first (a previous secret keeps issued tokens valid during rotation). */

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { HttpError, MESSAGES } from '../errors.ts';
 import { readJsonObject } from '../http/body.ts';
-import { envelopeText } from '../http/respond.ts';
+import { encodedReply } from '../http/respond.ts';
 import type { RouteDefinition } from '../http/router.ts';
 import type { Reply, Route } from '../http/route.ts';
 import type { BookStore } from '../store/store.ts';
@@ -25,10 +25,7 @@ function listRoute(store: BookStore): RouteDefinition<Route> {
   let listed: Reply | undefined;
   const handle = (): Reply => {
     const json = store.listJson();
-    if (listed === undefined || listed.data !== json) {
-      const envelope = Buffer.from(envelopeText(200, MESSAGES.booksRetrieved, json), 'utf8');
-      listed = { status: 200, message: MESSAGES.booksRetrieved, data: json, envelope };
-    }
+    if (listed === undefined || listed.data !== json) listed = encodedReply(200, MESSAGES.booksRetrieved, json);
     return listed;
   };
   return { method: 'GET', pattern: '/books', handler: { auth: true, handle } };

@@ -242,7 +242,7 @@ export const OPENAPI_ROUTE: RouteDefinition<Route> = {
     auth: false,
     handle: () => {
       documentJson ??= JSON.stringify(OPENAPI_DOCUMENT);
-      return { status: 200, message: MESSAGES.ok, data: documentJson, raw: true };
+      return { status: 200, message: MESSAGES.ok, data: documentJson, body: documentJson };
     },
   },
 };

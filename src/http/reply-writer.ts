@@ -29,8 +29,7 @@ export function createReplyWriter({ logger, cors, isDraining }: ReplyWriterOptio
     if (cors !== undefined) headers = { ...cors.responseHeaders(req.headers.origin), ...headers };
     // Nothing is ever upgraded: after declining, Node's parser may not read the connection again.
     if (isDraining() || req.headers.upgrade !== undefined || unreadBody(req)) headers = { ...headers, connection: 'close' };
-    if (reply.raw === true) writeJson(res, reqId, reply.status, reply.data, headers);
-    else if (reply.envelope !== undefined) writeJson(res, reqId, reply.status, reply.envelope, headers);
+    if (reply.body !== undefined) writeJson(res, reqId, reply.status, reply.body, headers);
     else writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
     if (logRequests) {
       logger.info('request', {

@@ -1,4 +1,6 @@
 import type { ServerResponse } from 'node:http';
+import type { Message } from '../errors.ts';
+import type { Reply } from './route.ts';
 
 /** decisions.md, "Bodies and transport": these go on every answer, whatever its status. */
 const CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -9,6 +11,11 @@ const CONTENT_TYPE = 'application/json; charset=utf-8';
  */
 export function envelopeText(status: number, message: string, dataJson: string): string {
   return `{"status":${status},"message":${JSON.stringify(message)},"data":${dataJson}}`;
+}
+
+/** A reply whose envelope is encoded once, for answers that never change or change rarely. */
+export function encodedReply(status: number, message: Message, dataJson: string): Reply {
+  return { status, message, data: dataJson, body: Buffer.from(envelopeText(status, message, dataJson), 'utf8') };
 }
 
 /** An envelope answer: one `writeHead` and one `end`. */
@@ -25,8 +32,8 @@ export function writeEnvelope(
 
 /**
  * A JSON body with the headers every answer carries. Only GET /openapi.json sends one without the
- * envelope: tools that read OpenAPI documents expect the document itself at its URL. GET /books
- * passes its envelope already encoded (see `Reply.envelope`).
+ * envelope: tools that read OpenAPI documents expect the document itself at its URL. Answers made
+ * ahead of time pass their envelope already encoded (see `Reply.body`).
  */
 export function writeJson(
   res: ServerResponse,

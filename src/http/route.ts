@@ -15,10 +15,12 @@ export interface Reply {
   readonly message: Message;
   readonly data: string;
   readonly headers?: Readonly<Record<string, string>>;
-  /** `data` is the whole body, sent without the envelope (GET /openapi.json only). */
-  readonly raw?: boolean;
-  /** The whole envelope for `status`, `message` and `data`, already UTF-8 encoded: sent as is. */
-  readonly envelope?: Buffer;
+  /**
+   * The exact bytes to send, when the answer was made ahead of time: an envelope already encoded
+   * (GET /books, the 401s) or, for GET /openapi.json alone, a document sent without the envelope.
+   * Absent: the envelope is built from `status`, `message` and `data`.
+   */
+  readonly body?: string | Buffer;
 }
 
 export interface Route {
