@@ -27,9 +27,9 @@ export interface BookStore {
 export interface StoreStats {
   /** Journal records written. */
   records: number;
-  /** Group commits: each is one write and one fdatasync. */
+  /** Group commits that reached disk: each is one write and one fdatasync. */
   batches: number;
-  /** Journal fdatasyncs that succeeded (a failed one is never retried, see #undoFailedWrite). */
+  /** Journal fdatasyncs that succeeded: one per batch (a failed one is never retried, see #undoFailedWrite). */
   datasyncs: number;
   compactions: number;
   /** Changes waiting for the next batch (a flush is in flight). */
@@ -71,7 +71,7 @@ export class FileBookStore implements DurableBookStore {
   #closing: Promise<void> | undefined;
   /** Set when a failed write could not be undone: writes fail until a restart recovers from disk. */
   #broken: Error | undefined;
-  readonly #stats = { records: 0, batches: 0, datasyncs: 0 };
+  readonly #stats = { records: 0, batches: 0 };
 
   constructor(state: StoreState, compaction: CompactionOptions) {
     this.dir = state.dir;
@@ -91,7 +91,7 @@ export class FileBookStore implements DurableBookStore {
   get stats(): Readonly<StoreStats> {
     const { journal, older, seq, snapshotBytes } = this.#s;
     const journalBytes = older.reduce((n, j) => n + j.bytes, journal.bytes);
-    return { ...this.#stats, compactions: this.#compactor.completed, queued: this.#queue.length, seq, journalBytes, snapshotBytes };
+    return { ...this.#stats, datasyncs: this.#stats.batches, compactions: this.#compactor.completed, queued: this.#queue.length, seq, journalBytes, snapshotBytes };
   }
 
   get(id: number): Book | undefined {
@@ -218,7 +218,6 @@ export class FileBookStore implements DurableBookStore {
         await this.#undoFailedWrite(batch, cause);
         return;
       }
-      this.#stats.datasyncs++;
       s.journal.bytes += bytes.length;
       this.#stats.batches++;
       this.#stats.records += seq - s.seq;
