@@ -12,6 +12,7 @@ import { parseCommand, USAGE, type Config } from './config.ts';
 import { ConfigError, DataDirLockedError, StoreCorruptError } from './errors.ts';
 import { createServer, listen, type CatalogueServer } from './http/server.ts';
 import { batchLines, createLogger, type Logger } from './log.ts';
+import { isNotFound } from './store/durable-fs.ts';
 import { openStore } from './store/open.ts';
 import type { BookStore } from './store/store.ts';
 
@@ -27,7 +28,7 @@ function readDotenv(): string | undefined {
   try {
     return readFileSync('.env', 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (isNotFound(err)) return undefined;
     throw new ConfigError(`cannot read .env: ${(err as Error).message}`);
   }
 }
