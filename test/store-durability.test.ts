@@ -95,6 +95,37 @@ describe('store durability over HTTP (injected file layer)', () => {
     assert.equal(used, 2, `${used} fdatasyncs for 64 creates: the first alone, then the 63 that queued meanwhile`);
   });
 
+  it('the next batch is written before the batch just made durable is answered, and each is answered only after its own fdatasync', async () => {
+    const held = gate();
+    const reached = gate();
+    let syncs = 0;
+    rig.rec.hooks.datasync = async () => {
+      if (++syncs > 1) return;
+      reached.open();
+      await held.promise;
+    };
+    let firstAnswered = false;
+    const first = rig.store.create(DUNE).then((book) => {
+      firstAnswered = true;
+      return book;
+    });
+    await reached.promise;
+    const second = rig.store.create({ ...DUNE, year: 1966 });
+    let firstAnsweredAtSecondWrite: boolean | undefined;
+    rig.rec.hooks.write = () => {
+      firstAnsweredAtSecondWrite ??= firstAnswered;
+    };
+    let secondSynced = false;
+    rig.rec.hooks.datasync = () => {
+      secondSynced = true;
+    };
+    held.open();
+    await first;
+    assert.equal(firstAnsweredAtSecondWrite, false, "the second batch's write started before the first batch's answers (its fdatasync overlaps them)");
+    await second;
+    assert.equal(secondSynced, true);
+  });
+
   const failures = [
     { step: 'write' as const, error: 'ENOSPC' },
     { step: 'datasync' as const, error: 'EIO' },

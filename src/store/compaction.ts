@@ -86,9 +86,14 @@ export class Compactor {
     return journal.bytes > limit && journal.bytes >= this.#retryAtBytes;
   }
 
+  /** True when `maybeStart` would start a compaction: the flush loop then holds the next batch back. */
+  wanted(): boolean {
+    return this.#running === undefined && (this.#requests.length > 0 || this.#due());
+  }
+
   /** Called by the flush loop only, with no write in flight. */
   async maybeStart(): Promise<void> {
-    if (this.#running !== undefined || (this.#requests.length === 0 && !this.#due())) return;
+    if (!this.wanted()) return;
     const requests = this.#requests;
     this.#requests = [];
     let header: SnapshotHeader;

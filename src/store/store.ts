@@ -164,26 +164,41 @@ export class FileBookStore implements DurableBookStore {
     });
   }
 
-  /** The only writer: batches and journal rotations never overlap. */
+  /**
+   * The only writer: batches and journal rotations never overlap. The next batch is written before
+   * the one just made durable is answered, so its fdatasync runs while this thread sends those
+   * answers instead of after them (group commit with the disk kept busy; issue 5).
+   */
   async #flushLoop(): Promise<void> {
+    let answer: (() => void) | undefined;
     try {
       for (;;) {
-        if (this.#queue.length > 0) {
+        if (this.#queue.length > 0 && !this.#compactionWanted()) {
           this.#inFlight = this.#queue;
           this.#queue = [];
-          await this.#commit(this.#inFlight);
+          const committing = this.#commit(this.#inFlight);
+          answer?.();
+          answer = await committing;
           this.#inFlight = [];
+          continue;
         }
+        answer?.();
+        answer = undefined;
         const unavailable = this.#unavailable();
         if (unavailable === undefined) await this.#compactor.maybeStart();
         else this.#compactor.cancel(unavailable);
-        if (this.#queue.length === 0) break;
+        // A compaction asked for during that await has no other loop to start it.
+        if (this.#queue.length === 0 && !this.#compactionWanted()) break;
       }
     } catch (err) {
       this.#failUnexpectedly(err);
     } finally {
       this.#flushing = undefined;
     }
+  }
+
+  #compactionWanted(): boolean {
+    return this.#unavailable() === undefined && this.#compactor.wanted();
   }
 
   /**
@@ -201,8 +216,11 @@ export class FileBookStore implements DurableBookStore {
     this.#compactor.cancel(err);
   }
 
-  /** Decides every change of the batch against committed state, writes them once, then applies. */
-  async #commit(batch: Waiter[]): Promise<void> {
+  /**
+   * Decides every change of the batch against committed state, writes them once, then applies them
+   * to memory; resolves with what answers the batch's waiters. The write starts before this returns.
+   */
+  async #commit(batch: Waiter[]): Promise<() => void> {
     const s = this.#s;
     const { changes, results, text, nextId, seq } = planBatch(
       batch.map((w) => w.op),
@@ -216,7 +234,7 @@ export class FileBookStore implements DurableBookStore {
         await appendAndSync(s.journal.handle, bytes);
       } catch (cause) {
         await this.#undoFailedWrite(batch, cause);
-        return;
+        return () => {};
       }
       s.journal.bytes += bytes.length;
       this.#stats.batches++;
@@ -229,7 +247,7 @@ export class FileBookStore implements DurableBookStore {
     if (changes.size > 0) this.#listJson = undefined;
     s.nextId = nextId;
     s.seq = seq;
-    batch.forEach((w, i) => w.resolve(results[i]));
+    return () => batch.forEach((w, i) => w.resolve(results[i]));
   }
 
   /**
