@@ -12,6 +12,7 @@ describe('credential check (spec §4.1.2, decisions.md "Authentication")', () =>
     { name: 'a longer password with the right prefix does not', user: 'librarian', pass: 'pässwörd 🔑!', ok: false },
     { name: 'the pair swapped does not', user: 'pässwörd 🔑', pass: 'librarian', ok: false },
     { name: 'empty strings do not', user: '', pass: '', ok: false },
+    { name: 'the boundary moved between the two strings does not', user: 'librarianp', pass: 'ässwörd 🔑', ok: false },
   ];
   for (const row of rows) it(row.name, () => assert.equal(check(row.user, row.pass), row.ok));
 
@@ -19,5 +20,12 @@ describe('credential check (spec §4.1.2, decisions.md "Authentication")', () =>
     const empty = createCredentialCheck('u', '');
     assert.equal(empty('u', ''), true);
     assert.equal(empty('u', ' '), false);
+  });
+
+  it('a lone surrogate does not stand in for U+FFFD (UTF-8 would encode both as EF BF BD)', () => {
+    const replacement = createCredentialCheck('u\uFFFD', 'p\uFFFD');
+    assert.equal(replacement('u\uFFFD', 'p\uFFFD'), true);
+    assert.equal(replacement('u\uD800', 'p\uFFFD'), false);
+    assert.equal(replacement('u\uFFFD', 'p\uDC00'), false);
   });
 });
