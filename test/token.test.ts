@@ -128,3 +128,34 @@ describe('POST /token when signing fails (spec §4.1.4)', () => {
     assert.ok(app.logs.some((line) => line.includes('token signing failed')));
   });
 });
+
+describe('POST /token across seconds (one token signed per second, issue 5)', () => {
+  const T0 = 1_800_000_000;
+  let clockMs = T0 * 1000;
+  let app: TestApp;
+  before(async () => {
+    app = await startApp({ now: () => clockMs, logLevel: 'silent' });
+  });
+  after(() => app.close());
+
+  const login = async (): Promise<{ token: string; iat: unknown; exp: unknown }> => {
+    const res = await app.request('POST', '/token', { body: { username: TEST_USER, password: TEST_PASSWORD }, auth: false });
+    assert.equal(res.status, 200);
+    const { token } = res.json.data as { token: string };
+    const claims = verifyToken(token, [Buffer.from(TEST_SECRET)], clockMs / 1000);
+    return { token, iat: claims.iat, exp: claims.exp };
+  };
+
+  it('every login carries iat = the current second and exp = iat + 900, however the clock moves', async () => {
+    const first = await login();
+    assert.deepEqual([first.iat, first.exp], [T0, T0 + 900]);
+    clockMs += 999;
+    assert.equal((await login()).token, first.token, 'the same second signs the same bytes');
+    clockMs += 1;
+    const next = await login();
+    assert.deepEqual([next.iat, next.exp], [T0 + 1, T0 + 901]);
+    clockMs -= 5000;
+    const earlier = await login();
+    assert.deepEqual([earlier.iat, earlier.exp], [T0 - 4, T0 + 896], 'a clock stepped back is followed too');
+  });
+});

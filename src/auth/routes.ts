@@ -20,6 +20,9 @@ export interface TokenRouteOptions {
 export function tokenRoute(options: TokenRouteOptions): RouteDefinition<Route> {
   const matches = createCredentialCheck(options.username, options.password);
   const { throttle, signingKey, nowSeconds, logger } = options;
+  // A token is a pure function of (subject, iat), and only the configured subject logs in: the one
+  // signed this second answers every login this second, so a login burst costs one HMAC a second.
+  let issued = { iat: Number.NaN, data: '' };
   return {
     method: 'POST',
     pattern: '/token',
@@ -35,14 +38,18 @@ export function tokenRoute(options: TokenRouteOptions): RouteDefinition<Route> {
           throttle.recordFailure(clientAddress);
           throw new HttpError(401, MESSAGES.invalidCredentials);
         }
-        let token: string;
-        try {
-          token = signToken(username, signingKey, nowSeconds());
-        } catch (err) {
-          logger.error('token signing failed', { err: err as Error });
-          throw new HttpError(500, MESSAGES.couldNotGenerateToken);
+        const iat = Math.floor(nowSeconds());
+        if (issued.iat !== iat) {
+          let token: string;
+          try {
+            token = signToken(username, signingKey, iat);
+          } catch (err) {
+            logger.error('token signing failed', { err: err as Error });
+            throw new HttpError(500, MESSAGES.couldNotGenerateToken);
+          }
+          issued = { iat, data: `{"token":${JSON.stringify(token)}}` };
         }
-        return { status: 200, message: MESSAGES.tokenGenerated, data: `{"token":${JSON.stringify(token)}}` };
+        return { status: 200, message: MESSAGES.tokenGenerated, data: issued.data };
       },
     },
   };
