@@ -15,20 +15,23 @@ import { runWrk, wrkAvailable } from './wrk.ts';
  * `npm run bench`: the built service against a bare node:http ceiling server, same generator,
  * alternating rounds (issue 5). Flags: --connections, --duration (s), --warmup (s), --rounds,
  * --wrk, --wrk-threads, --scenarios a,b, --log-level (the service's; default warn), --no-build,
- * --cpu-prof DIR (the service writes a V8 CPU profile there on exit).
+ * --cpu-prof DIR (the service writes a V8 CPU profile there on exit), --baseline DIR (instead of
+ * the ceiling, another build's `dist/` directory, e.g. from a `git worktree` of the previous
+ * commit: the ratio is then this build over that one, the before/after figure of a change).
  */
 const { values: flags } = parseArgs({
   options: {
     connections: { type: 'string', default: '32' },
     duration: { type: 'string', default: '5' },
     warmup: { type: 'string', default: '1' },
-    rounds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '5' },
     wrk: { type: 'boolean', default: false },
     'wrk-threads': { type: 'string', default: '2' },
     scenarios: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
     'log-level': { type: 'string', default: 'warn' },
     'no-build': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
+    baseline: { type: 'string' },
   },
 });
 
@@ -37,6 +40,8 @@ const CONNECTIONS = Number(flags.connections);
 const DURATION_MS = Number(flags.duration) * 1000;
 const WARMUP_MS = Number(flags.warmup) * 1000;
 const ROUNDS = Number(flags.rounds);
+/** What the service is measured against: the ceiling server, or another build of the service. */
+const OTHER = flags.baseline === undefined ? 'ceiling' : 'baseline';
 const USERNAME = 'bench';
 const PASSWORD = randomBytes(12).toString('base64url');
 const SEEDED_BOOKS = 100;
@@ -127,7 +132,7 @@ async function measure(server: ChildProcess, port: number, requests: readonly Bu
 interface Row {
   scenario: Scenario;
   service: Figures[];
-  ceiling: Figures[];
+  other: Figures[];
 }
 
 function summarize(runs: readonly Figures[]): Figures {
@@ -145,18 +150,18 @@ function printTable(rows: readonly Row[], generator: string, logLevel: string): 
   const out: string[] = [
     '',
     `generator: ${generator}; ${CONNECTIONS} connections, ${DURATION_MS / 1000} s per round after ${WARMUP_MS / 1000} s warm-up, ` +
-      `${ROUNDS} rounds alternating service/ceiling; node ${process.version}, ${cpus().length} CPUs; service --log-level ${logLevel}`,
-    'req/s and latency: medians over rounds; ratio: median service / median ceiling; round ratio: median of each round\'s service/ceiling',
+      `${ROUNDS} rounds alternating service/${OTHER}; node ${process.version}, ${cpus().length} CPUs; service --log-level ${logLevel}`,
+    `req/s and latency: medians over rounds; ratio: median service / median ${OTHER}; round ratio: median of each round's service/${OTHER}`,
     'CPU µs/answer: the server process\'s user + system CPU time per answer (warm-up included), median over rounds',
     'unexpected: answers with another status than the scenario expects, plus socket errors, all rounds',
     '',
-    '| scenario | service req/s | ceiling req/s | ratio | round ratio | service p50 / p99 ms | ceiling p50 / p99 ms | CPU µs/answer (service / ceiling) | unexpected (service / ceiling) |',
+    `| scenario | service req/s | ${OTHER} req/s | ratio | round ratio | service p50 / p99 ms | ${OTHER} p50 / p99 ms | CPU µs/answer (service / ${OTHER}) | unexpected (service / ${OTHER}) |`,
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const row of rows) {
     const s = summarize(row.service);
-    const c = summarize(row.ceiling);
-    const roundRatio = median(row.service.map((f, i) => f.requestsPerSecond / (row.ceiling[i] as Figures).requestsPerSecond));
+    const c = summarize(row.other);
+    const roundRatio = median(row.service.map((f, i) => f.requestsPerSecond / (row.other[i] as Figures).requestsPerSecond));
     out.push(
       `| ${row.scenario.name} | ${Math.round(s.requestsPerSecond)} | ${Math.round(c.requestsPerSecond)} | ` +
         `${(s.requestsPerSecond / c.requestsPerSecond).toFixed(2)} | ${roundRatio.toFixed(2)} | ${s.p50Ms.toFixed(2)} / ${s.p99Ms.toFixed(2)} | ` +
@@ -166,9 +171,9 @@ function printTable(rows: readonly Row[], generator: string, logLevel: string): 
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
-function spawnService(port: number, dataDir: string, logFd: number, logLevel: string): ChildProcess {
+function spawnService(dist: string, port: number, dataDir: string, logFd: number, logLevel: string): ChildProcess {
   const profile = flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', flags['cpu-prof']];
-  return spawn(process.execPath, [...profile, 'dist/main.js', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', logLevel], {
+  return spawn(process.execPath, [...profile, join(dist, 'main.js'), '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', logLevel], {
     cwd: ROOT,
     env: { ...process.env, SECRET_TOKEN: randomBytes(32).toString('base64url'), AUTH_USERNAME: USERNAME, AUTH_PASSWORD: PASSWORD },
     // Request lines (at info) go to a file, as a deployment would send them somewhere; not to this process.
@@ -194,27 +199,36 @@ async function main(): Promise<void> {
   }
   const workDir = await mkdtemp(join(tmpdir(), 'book-catalogue-bench-'));
   const logFile = await open(join(workDir, 'service.log'), 'a');
-  const [servicePort, ceilingPort] = [await freePort(), await freePort()];
-  const service = spawnService(servicePort, join(workDir, 'data'), logFile.fd, logLevel);
-  const ceiling = spawn(process.execPath, ['--import', 'tsx', 'bench/ceiling.ts', String(ceilingPort)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const [servicePort, otherPort] = [await freePort(), await freePort()];
+  const service = spawnService('dist', servicePort, join(workDir, 'data'), logFile.fd, logLevel);
+  const other =
+    flags.baseline === undefined
+      ? spawn(process.execPath, ['--import', 'tsx', 'bench/ceiling.ts', String(otherPort)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+      : spawnService(flags.baseline, otherPort, join(workDir, 'data-baseline'), logFile.fd, logLevel);
   try {
     const base = `http://127.0.0.1:${servicePort}`;
+    const otherBase = `http://127.0.0.1:${otherPort}`;
     await waitUntilAnswering(`${base}/healthz`, service);
-    await waitUntilAnswering(`http://127.0.0.1:${ceilingPort}/`, ceiling);
+    await waitUntilAnswering(`${otherBase}/healthz`, other);
     const bookIds = await seed(base);
+    // A baseline build gets the same books (fresh directory: the same ids) and its own tokens.
+    if (flags.baseline !== undefined) await seed(otherBase);
     const rows: Row[] = [];
     for (const scenario of scenarios) {
-      const row: Row = { scenario, service: [], ceiling: [] };
+      const row: Row = { scenario, service: [], other: [] };
       for (let round = 1; round <= ROUNDS; round++) {
         const ctx: ScenarioContext = { host: '127.0.0.1', token: await freshToken(base), username: USERNAME, password: PASSWORD, bookIds };
         const requests = scenario.build(ctx);
         const a = await measure(service, servicePort, requests, scenario.expectedStatus, workDir);
-        const b = await measure(ceiling, ceilingPort, requests, 200, workDir);
+        const b =
+          flags.baseline === undefined
+            ? await measure(other, otherPort, requests, 200, workDir)
+            : await measure(other, otherPort, scenario.build({ ...ctx, token: await freshToken(otherBase) }), scenario.expectedStatus, workDir);
         row.service.push(a);
-        row.ceiling.push(b);
+        row.other.push(b);
         process.stderr.write(
           `${scenario.name} round ${round}: service ${Math.round(a.requestsPerSecond)} req/s ${a.cpuMicrosPerAnswer.toFixed(1)} µs CPU/answer (${a.detail}), ` +
-            `ceiling ${Math.round(b.requestsPerSecond)} req/s ${b.cpuMicrosPerAnswer.toFixed(1)} µs CPU/answer (${b.detail})\n`,
+            `${OTHER} ${Math.round(b.requestsPerSecond)} req/s ${b.cpuMicrosPerAnswer.toFixed(1)} µs CPU/answer (${b.detail})\n`,
         );
       }
       rows.push(row);
@@ -222,8 +236,8 @@ async function main(): Promise<void> {
     printTable(rows, flags.wrk ? `wrk (${flags['wrk-threads']} thread${flags['wrk-threads'] === '1' ? '' : 's'})` : 'built-in (bench/load.ts, raw node:net, own process)', logLevel);
   } finally {
     service.kill('SIGTERM');
-    ceiling.kill('SIGTERM');
-    await Promise.all([service, ceiling].map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+    other.kill('SIGTERM');
+    await Promise.all([service, other].map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
     await logFile.close();
     await rm(workDir, { recursive: true, force: true });
   }
