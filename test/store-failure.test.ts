@@ -85,4 +85,28 @@ describe('store: atomic failure', () => {
     // The restart recovers from whatever the disk holds; the unacknowledged record made it there.
     assert.equal((await store.create(BOOK)).id, 3);
   });
+
+  it('a change queued while the failed cut-back runs is refused too, never written after it', async () => {
+    const held = gate();
+    const reached = gate();
+    rec.hooks.datasync = () => {
+      rec.hooks.datasync = undefined;
+      throw ioError('EIO');
+    };
+    rec.hooks.truncate = async () => {
+      reached.open();
+      await held.promise;
+      throw ioError('EROFS');
+    };
+    const failed = store.create(BOOK);
+    await reached.promise;
+    const queued = store.create({ ...BOOK, year: 1816 });
+    held.open();
+    await assert.rejects(failed, StoreUnavailableError);
+    await assert.rejects(queued, StoreUnavailableError, 'written behind an unremoved record, it would reuse its sequence number');
+    rec.hooks = {};
+    await store.close();
+    store = await openStore(dir, { fs: rec.fs });
+    assert.deepEqual(store.list().map((b) => b.year), [1815, 1815], 'the restart reads the files: the seed and the unacknowledged record');
+  });
 });

@@ -268,6 +268,11 @@ export class FileBookStore implements DurableBookStore {
     } catch (truncateErr) {
       this.#broken = truncateErr as Error;
       s.logger.error('could not cut the journal back after a failed write: writes are refused until restart', { err: truncateErr as Error, file: join(s.dir, s.journal.name) });
+      // Changes queued during the cut would follow a record still in the file, reusing its
+      // sequence number: the journal would then refuse to replay at the next start.
+      const unavailable = this.#unavailable() as StoreUnavailableError;
+      for (const w of this.#queue) w.reject(unavailable);
+      this.#queue = [];
     }
     const err = new StoreUnavailableError('journal write failed', { cause });
     for (const w of waiting) w.reject(err);
