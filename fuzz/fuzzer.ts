@@ -127,7 +127,7 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
         previous = undefined;
       }
     }
-    await checkpoint(iterations);
+    await checkpoint(iterations - 1);
   } finally {
     client.close();
   }

@@ -29,3 +29,26 @@ describe('fuzz: 1,000 seeded mutated requests (npm run fuzz runs 20,000)', () =>
     }
   });
 });
+
+describe('fuzz: a failure names the run that replays it', () => {
+  it('a difference found by the final check replays with exactly the iterations that were run', async () => {
+    const { target, close } = await startFuzzTarget();
+    try {
+      // A book the fuzzer's model does not know: the final GET /books check must catch it.
+      const res = await fetch(`http://127.0.0.1:${target.port}/book`, {
+        method: 'POST',
+        headers: { authorization: target.token, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'Unknown', author: 'To the model', year: 2000 }),
+      });
+      assert.equal(res.status, 201);
+      const failure = await fuzz(target, { seed: SEED, iterations: 0 }).then(
+        () => assert.fail('the final check passed'),
+        (err: unknown) => err,
+      );
+      assert.ok(failure instanceof FuzzFailure);
+      assert.match(describeFailure(failure), /replay: npm run fuzz -- --seed \d+ --iterations 0$/);
+    } finally {
+      await close();
+    }
+  });
+});
