@@ -192,6 +192,8 @@ async function main(): Promise<void> {
   if (flags.wrk && !wrkAvailable()) throw new Error('--wrk: wrk is not on the PATH');
   const logLevel = flags['log-level'];
   const names = flags.scenarios.split(',');
+  const unknown = names.filter((name) => !SCENARIOS.some((s) => s.name === name));
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.map((s) => s.name).join(', ')})`);
   const scenarios = SCENARIOS.filter((s) => names.includes(s.name));
   if (!flags['no-build']) {
     const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
