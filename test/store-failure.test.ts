@@ -90,7 +90,7 @@ describe('store: atomic failure', () => {
     const held = gate();
     const reached = gate();
     rec.hooks.datasync = () => {
-      rec.hooks.datasync = undefined;
+      delete rec.hooks.datasync;
       throw ioError('EIO');
     };
     rec.hooks.truncate = async () => {
