@@ -102,6 +102,12 @@ describe('the envelope on every status (spec §2, §7; decisions.md "Bodies and 
       assert.notEqual(res.headers.get('x-request-id'), long);
       assert.ok((res.headers.get('x-request-id') ?? '').length > 0);
     });
+    it('an id with a character outside visible ASCII (a space) is replaced, so log lines keep one token per id', async () => {
+      const spaced = 'trace me';
+      const res = await app.request('GET', '/books', { headers: { 'x-request-id': spaced } });
+      assert.notEqual(res.headers.get('x-request-id'), spaced);
+      assert.ok((res.headers.get('x-request-id') ?? '').length > 0);
+    });
     it('the request id is the one in the log line', async () => {
       await app.request('GET', '/books', { headers: { 'x-request-id': 'trace-me-42' } });
       assert.ok(app.logs.some((l) => (JSON.parse(l) as { reqId?: string }).reqId === 'trace-me-42'));

@@ -42,4 +42,15 @@ describe('login throttle (decisions.md, "Authentication")', () => {
     assert.ok(throttle.retryAfter(`addr-${MAX_TRACKED_ADDRESSES}`) > 0);
     assert.ok(throttle.retryAfter('addr-1') > 0);
   });
+
+  it('past 10,000 tracked addresses, expired windows are swept before a new one is added', () => {
+    let at = 0;
+    const throttle = createLoginThrottle(1, () => at);
+    for (let i = 0; i < 10_000; i++) throttle.recordFailure(`old-${i}`);
+    assert.equal(throttle.tracked, 10_000);
+    at = THROTTLE_WINDOW_MS;
+    throttle.recordFailure('new');
+    assert.equal(throttle.tracked, 1, 'the 10,000 expired windows went before the new one came in');
+    assert.ok(throttle.retryAfter('new') > 0);
+  });
 });

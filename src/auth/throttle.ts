@@ -22,6 +22,8 @@ export interface LoginThrottle {
   /** Seconds until the address may try again, or 0 when it may try now. */
   retryAfter(address: string): number;
   recordFailure(address: string): void;
+  /** Addresses with a window held in memory, expired ones not yet swept included. */
+  readonly tracked: number;
 }
 
 /** Counts failed logins per client address; `maxFailures` 0 disables it. */
@@ -60,6 +62,9 @@ export function createLoginThrottle(maxFailures: number, now: () => number = Dat
         if (windows.size >= MAX_TRACKED_ADDRESSES) windows.delete(windows.keys().next().value as string);
       }
       windows.set(address, { start: at, failures: 1 });
+    },
+    get tracked() {
+      return windows.size;
     },
   };
 }
