@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 const BODY = Buffer.from('{"status":200,"message":"OK","data":null}');
 const HEADERS = { 'content-type': 'application/json; charset=utf-8', 'content-length': BODY.length };
 
-export function createCeilingServer(): Server {
+function createCeilingServer(): Server {
   return createServer((_req, res) => {
     res.writeHead(200, HEADERS);
     res.end(BODY);

@@ -32,7 +32,7 @@ export function validPatch(rng: Rng): Record<string, unknown> {
   return patch;
 }
 
-export function randomJson(rng: Rng, depth = 0): unknown {
+function randomJson(rng: Rng, depth = 0): unknown {
   const kind = rng.int(depth > 3 ? 5 : 7);
   switch (kind) {
     case 0:

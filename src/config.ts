@@ -41,7 +41,7 @@ export interface ConfigSources {
   dotenv?: string | undefined;
 }
 
-export const DEFAULTS = {
+const DEFAULTS = {
   port: 8080,
   dataDir: './data',
   logLevel: 'info',

@@ -4,7 +4,7 @@ import type { Claims } from './jwt.ts';
 export type TokenVerifier = (token: string, nowSeconds: number) => Claims;
 
 /** Enough for every client of one service; a login issues one token per second at most per user. */
-export const TOKEN_CACHE_ENTRIES = 10_000;
+const TOKEN_CACHE_ENTRIES = 10_000;
 
 /**
  * Remembers tokens the verifier accepted, keyed by the exact token string, until their `exp`, so

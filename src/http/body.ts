@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { HttpError, MESSAGES, type Message } from '../errors.ts';
 
 /** decisions.md: request bodies over 64 KiB are refused. */
-export const BODY_LIMIT = 64 * 1024;
+const BODY_LIMIT = 64 * 1024;
 
 const TOO_LARGE = (): HttpError => new HttpError(413, MESSAGES.payloadTooLarge, { connection: 'close' });
 
@@ -19,9 +19,9 @@ export class ClientAbortedError extends Error {
  * reading (chunked bodies carry no length). Over the limit the answer carries `Connection: close`
  * so Node does not keep draining an unbounded upload.
  */
-export function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<Buffer> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) return Promise.reject(TOO_LARGE());
+  if (declared !== undefined && Number(declared) > BODY_LIMIT) return Promise.reject(TOO_LARGE());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -33,7 +33,7 @@ export function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<Buff
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size > limit) {
+      if (size > BODY_LIMIT) {
         cleanup();
         reject(TOO_LARGE());
         return;
@@ -62,7 +62,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * Strict UTF-8, then JSON, then a plain object: anything else is the endpoint's own 400 message.
  * Keys such as `__proto__` become own properties (JSON.parse semantics) and are never merged.
  */
-export function parseJsonObject(bytes: Uint8Array, invalid: Message): Record<string, unknown> {
+function parseJsonObject(bytes: Uint8Array, invalid: Message): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(utf8.decode(bytes));

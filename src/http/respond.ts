@@ -9,7 +9,7 @@ const CONTENT_TYPE = 'application/json; charset=utf-8';
  * The only writer of the envelope `{status, message, data}` (spec §2, key order fixed).
  * `dataJson` is already-serialized JSON so cached book text is sent without re-encoding.
  */
-export function envelopeText(status: number, message: string, dataJson: string): string {
+function envelopeText(status: number, message: string, dataJson: string): string {
   return `{"status":${status},"message":${JSON.stringify(message)},"data":${dataJson}}`;
 }
 
