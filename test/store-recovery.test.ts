@@ -128,4 +128,30 @@ describe('store recovery', () => {
     assert.deepEqual(reopened.list().map((b) => b.id), [1, 2]);
     await reopened.close();
   });
+
+  it('an empty journal a half-finished rotation left beside the one holding its records is skipped, not fatal', async () => {
+    const dir = await seeded();
+    // Records 1–4 are in journal 1; an empty journal numbered inside that range holds nothing.
+    await writeFile(join(dir, 'journal-0000000000000003.jsonl'), '');
+    const store = await openStore(dir);
+    assert.deepEqual(store.list().map((b) => b.id), [1, 2]);
+    await store.close();
+  });
+
+  it('a delete and an update of the same book in one batch: the update finds no book, and none comes back', async () => {
+    const dir = await seeded();
+    const store = await openStore(dir);
+    // The first write is in flight while the next two queue: they form one batch.
+    const first = store.create({ title: 'Lady Susan', author: 'Jane Austen', year: 1871 });
+    const removed = store.remove(1);
+    const updated = store.update(1, { year: 1816 });
+    await first;
+    assert.equal(await removed, true);
+    assert.equal(await updated, undefined);
+    assert.equal(store.get(1), undefined);
+    await store.close();
+    const reopened = await openStore(dir);
+    assert.equal(reopened.get(1), undefined);
+    await reopened.close();
+  });
 });
