@@ -6,6 +6,8 @@ import { crc32 } from 'node:zlib';
 import { createLogger } from '../src/log.ts';
 import { StoreCorruptError } from '../src/errors.ts';
 import { openStore } from '../src/store/open.ts';
+import { nodeFileLayer } from '../src/store/durable-fs.ts';
+import { writeSnapshot } from '../src/store/snapshot.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const JOURNAL = 'journal-0000000000000001.jsonl';
@@ -153,5 +155,14 @@ describe('store recovery', () => {
     const reopened = await openStore(dir);
     assert.equal(reopened.get(1), undefined);
     await reopened.close();
+  });
+
+  it('a snapshot whose header names a next id at or below its last book still never reuses an id', async () => {
+    const dir = await temp.make();
+    const book = (id: number): string => `{"id":${id},"title":"T${id}","author":"A","year":2000}`;
+    await writeSnapshot(nodeFileLayer, dir, { seq: 0, nextId: 3 }, [book(2), book(7)].values());
+    const store = await openStore(dir);
+    assert.equal((await store.create({ title: 'Next', author: 'A', year: 2001 })).id, 8);
+    await store.close();
   });
 });
