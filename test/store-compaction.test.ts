@@ -4,7 +4,8 @@ import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openStore } from '../src/store/open.ts';
 import type { DurableBookStore } from '../src/store/store.ts';
-import { gate, recordingFs } from './helpers/recording-fs.ts';
+import { createLogger } from '../src/log.ts';
+import { gate, ioError, recordingFs } from './helpers/recording-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const temp = tempDirs('store-compaction-');
@@ -118,6 +119,31 @@ describe('store compaction', () => {
     await seed(store, 40);
     while (store.stats.compactions === 0) await new Promise((resolve) => setImmediate(resolve));
     assert.ok((await readdir(dir)).includes('snapshot.json'));
+    await store.close();
+  });
+
+  it('after a failed compaction the next try waits for another minimum of journal, not the next write', async () => {
+    const dir = await tempDir();
+    const rec = recordingFs();
+    // Starting the new journal fails (a full disk): the current journal keeps growing.
+    let full = false;
+    const fs = { ...rec.fs, open: ((path, flags, mode) => (full && flags === 'ax' ? Promise.reject(ioError('ENOSPC')) : rec.fs.open(path, flags, mode))) as typeof rec.fs.open };
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'error', write: (line) => lines.push(line) });
+    const minBytes = 1000;
+    const store = await openStore(dir, { fs, logger, compaction: { minBytes } });
+    full = true;
+    const failures = (): number => lines.filter((l) => l.includes('compaction failed')).length;
+    const write = () => store.create({ title: 'Growing the journal', author: 'A', year: 2000 });
+    while (failures() === 0) await write();
+    const failedAt = store.stats.journalBytes;
+    while (store.stats.journalBytes < failedAt + minBytes - 200) await write();
+    assert.equal(failures(), 1, 'no new attempt within a minimum of journal after the failure');
+    full = false;
+    while (store.stats.journalBytes <= failedAt + minBytes + 200) await write();
+    // The snapshot is written in the background after the journal switch.
+    for (let i = 0; i < 200 && store.stats.compactions === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(store.stats.compactions, 1, 'a new attempt, which succeeds, once that much more journal is written');
     await store.close();
   });
 });
