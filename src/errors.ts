@@ -54,6 +54,7 @@ export const ERROR_CODES = {
   dataDirLocked: 'ERR_DATA_DIR_LOCKED',
   storeCorrupt: 'ERR_STORE_CORRUPT',
   storeUnavailable: 'ERR_STORE_UNAVAILABLE',
+  preconditionFailed: 'ERR_PRECONDITION_FAILED',
 } as const;
 
 /** Invalid configuration: startup stops with this one line. */
@@ -88,6 +89,15 @@ export class StoreCorruptError extends Error {
     this.name = 'StoreCorruptError';
     this.file = file;
     this.offset = offset;
+  }
+}
+
+/** A conditional write's If-Match did not hold for the book it would replace; nothing was written. */
+export class PreconditionFailedError extends Error {
+  readonly code = ERROR_CODES.preconditionFailed;
+  constructor() {
+    super('the book does not match If-Match');
+    this.name = 'PreconditionFailedError';
   }
 }
 

@@ -23,5 +23,6 @@ export {
   DataDirLockedError,
   StoreCorruptError,
   StoreUnavailableError,
+  PreconditionFailedError,
   type Message,
 } from './errors.ts';

@@ -1,11 +1,10 @@
-import type { IncomingMessage } from 'node:http';
 import { HttpError, MESSAGES } from '../errors.ts';
 import { readJsonObject } from '../http/body.ts';
 import { encodedReply } from '../http/respond.ts';
 import type { RouteDefinition } from '../http/router.ts';
 import type { Reply, Route } from '../http/route.ts';
 import type { BookStore } from '../store/store.ts';
-import { BookWriteGate, bookEtag, checkIfMatch } from './etag.ts';
+import { bookEtag } from './etag.ts';
 import { bookJson } from './model.ts';
 import { parseBookFields, parseBookId, parseBookPatch } from './validate.ts';
 
@@ -33,18 +32,6 @@ function listRoute(store: BookStore): RouteDefinition<Route> {
 
 /** spec §4.2–4.6 with the rules decisions.md settles. */
 export function bookRoutes(store: BookStore): RouteDefinition<Route>[] {
-  const gate = new BookWriteGate();
-  /** If-Match (RFC 9110 §13.1.1), checked against the state the write will replace: 404, then 412. */
-  const conditional = <T>(req: IncomingMessage, id: number, write: () => Promise<T>): Promise<T> => {
-    const ifMatch = req.headers['if-match'];
-    if (ifMatch === undefined) return gate.track(id, write());
-    return gate.exclusive(id, () => {
-      const current = store.getJson(id);
-      if (current === undefined) throw NOT_FOUND();
-      checkIfMatch(ifMatch, current);
-      return write();
-    });
-  };
   return [
     {
       method: 'POST',
@@ -81,7 +68,8 @@ export function bookRoutes(store: BookStore): RouteDefinition<Route>[] {
           // spec §4.5.1: the look-up happens before the body is read.
           if (store.getJson(id) === undefined) throw NOT_FOUND();
           const patch = parseBookPatch(await readJsonObject(req, MESSAGES.invalidInput));
-          const book = await conditional(req, id, () => store.update(id, patch));
+          // If-Match is checked by the store against the state this write replaces: 404, then 412.
+          const book = await store.update(id, patch, req.headers['if-match']);
           if (book === undefined) throw NOT_FOUND();
           return bookReply(200, MESSAGES.bookUpdated, bookJson(book));
         },
@@ -94,7 +82,7 @@ export function bookRoutes(store: BookStore): RouteDefinition<Route>[] {
         auth: true,
         async handle({ req, params }): Promise<Reply> {
           const id = parseBookId(params[0] as string);
-          if (!(await conditional(req, id, () => store.remove(id)))) throw NOT_FOUND();
+          if (!(await store.remove(id, req.headers['if-match']))) throw NOT_FOUND();
           return { status: 200, message: MESSAGES.bookDeleted, data: 'null' };
         },
       },

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HttpError, MESSAGES } from '../errors.ts';
+import { HttpError, MESSAGES, PreconditionFailedError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { ClientAbortedError } from './body.ts';
 import type { Cors } from './cors.ts';
@@ -52,6 +52,10 @@ export function createReplyWriter({ logger, cors, isDraining }: ReplyWriterOptio
       // Too late for an envelope: end the connection so the client sees a failure, not a hang.
       logger.error('failure after the answer had started', { reqId, err: err as Error });
       res.destroy();
+      return;
+    }
+    if (err instanceof PreconditionFailedError) {
+      send(req, res, reqId, start, { status: 412, message: MESSAGES.preconditionFailed, data: 'null' });
       return;
     }
     if (err instanceof HttpError) {

@@ -1,14 +1,21 @@
+import { ifMatchHolds } from '../books/etag.ts';
 import { bookJson, type Book, type BookFields, type BookPatch } from '../books/model.ts';
 import { encodeDelete, encodePut } from './journal.ts';
 
-export type Op = { kind: 'create'; fields: BookFields } | { kind: 'update'; id: number; patch: BookPatch } | { kind: 'delete'; id: number };
-export type Result = Book | boolean | undefined;
+/** `ifMatch`: an If-Match header value the book must match when the op is decided (RFC 9110 §13.1.1). */
+export type Op =
+  | { kind: 'create'; fields: BookFields }
+  | { kind: 'update'; id: number; patch: BookPatch; ifMatch: string | undefined }
+  | { kind: 'delete'; id: number; ifMatch: string | undefined };
+/** An op whose If-Match did not hold: it changes nothing. */
+export const PRECONDITION_FAILED = Symbol('precondition failed');
+export type Result = Book | boolean | undefined | typeof PRECONDITION_FAILED;
 
 /** What a batch does, decided before anything is written; memory changes only after the fsync. */
 export interface BatchPlan {
   /** id → the book's new JSON, or null when deleted. */
   changes: Map<number, string | null>;
-  /** One per op, in order: the book (create, update), undefined (no such book), found (delete). */
+  /** One per op, in order: the book (create, update), undefined (no such book), found (delete), or PRECONDITION_FAILED. */
   results: Result[];
   /** The journal records to append ('' when nothing changes). */
   text: string;
@@ -18,7 +25,10 @@ export interface BatchPlan {
 
 /**
  * Decides every op of a batch in order against committed state (`committed`) plus the ops
- * before it in the same batch, numbering records from `seq` + 1 and new ids from `nextId`.
+ * before it in the same batch, numbering records from `seq` + 1 and new ids from `nextId`. An
+ * If-Match is checked here, against exactly the state the op replaces: no earlier write can slip
+ * in between the check and the write, and none is still pending unseen (a missing book is
+ * undefined first, as 404 comes before 412).
  */
 export function planBatch(ops: readonly Op[], committed: (id: number) => string | undefined, nextId: number, seq: number): BatchPlan {
   const plan: BatchPlan = { changes: new Map(), results: [], text: '', nextId, seq };
@@ -27,8 +37,13 @@ export function planBatch(ops: readonly Op[], committed: (id: number) => string 
     return changed === null ? undefined : (changed ?? committed(id));
   };
   for (const op of ops) {
+    const before = op.kind === 'create' ? undefined : current(op.id);
+    if (op.kind !== 'create' && before !== undefined && op.ifMatch !== undefined && !ifMatchHolds(op.ifMatch, before)) {
+      plan.results.push(PRECONDITION_FAILED);
+      continue;
+    }
     if (op.kind === 'delete') {
-      const found = current(op.id) !== undefined;
+      const found = before !== undefined;
       if (found) {
         plan.changes.set(op.id, null);
         plan.text += encodeDelete(++plan.seq, op.id);
@@ -36,7 +51,7 @@ export function planBatch(ops: readonly Op[], committed: (id: number) => string 
       plan.results.push(found);
       continue;
     }
-    const book = op.kind === 'create' ? created(plan.nextId++, op.fields) : patched(current(op.id), op.patch);
+    const book = op.kind === 'create' ? created(plan.nextId++, op.fields) : patched(before, op.patch);
     if (book === undefined) {
       plan.results.push(undefined);
       continue;

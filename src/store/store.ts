@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type { Book, BookFields, BookPatch } from '../books/model.ts';
-import { StoreUnavailableError } from '../errors.ts';
+import { PreconditionFailedError, StoreUnavailableError } from '../errors.ts';
 import { Compactor, type CompactionOptions } from './compaction.ts';
-import { planBatch, type Op, type Result } from './batch.ts';
+import { planBatch, PRECONDITION_FAILED, type Op, type Result } from './batch.ts';
 import { appendAndSync } from './durable-fs.ts';
 import type { StoreState } from './state.ts';
 
@@ -17,9 +17,14 @@ export interface BookStore {
   listJson(): string;
   list(): Book[];
   create(fields: BookFields): Promise<Book>;
-  /** undefined when no book has that id (it may have been deleted while the body was read). */
-  update(id: number, patch: BookPatch): Promise<Book | undefined>;
-  remove(id: number): Promise<boolean>;
+  /**
+   * undefined when no book has that id (it may have been deleted while the body was read). With
+   * `ifMatch` (an If-Match value), rejects with PreconditionFailedError unless the book matches it
+   * when the write is decided, after every earlier write to it.
+   */
+  update(id: number, patch: BookPatch, ifMatch?: string): Promise<Book | undefined>;
+  /** false when no book has that id; `ifMatch` as for update. */
+  remove(id: number, ifMatch?: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -49,8 +54,13 @@ export interface DurableBookStore extends BookStore {
 
 interface Waiter {
   op: Op;
-  resolve: (value: Result) => void;
+  resolve: (value: Exclude<Result, typeof PRECONDITION_FAILED>) => void;
   reject: (err: unknown) => void;
+}
+
+function answerWaiter(w: Waiter, result: Result): void {
+  if (result === PRECONDITION_FAILED) w.reject(new PreconditionFailedError());
+  else w.resolve(result);
 }
 
 /**
@@ -116,12 +126,12 @@ export class FileBookStore implements DurableBookStore {
     return this.#enqueue({ kind: 'create', fields }) as Promise<Book>;
   }
 
-  update(id: number, patch: BookPatch): Promise<Book | undefined> {
-    return this.#enqueue({ kind: 'update', id, patch }) as Promise<Book | undefined>;
+  update(id: number, patch: BookPatch, ifMatch?: string): Promise<Book | undefined> {
+    return this.#enqueue({ kind: 'update', id, patch, ifMatch }) as Promise<Book | undefined>;
   }
 
-  remove(id: number): Promise<boolean> {
-    return this.#enqueue({ kind: 'delete', id }) as Promise<boolean>;
+  remove(id: number, ifMatch?: string): Promise<boolean> {
+    return this.#enqueue({ kind: 'delete', id, ifMatch }) as Promise<boolean>;
   }
 
   compact(): Promise<void> {
@@ -155,7 +165,7 @@ export class FileBookStore implements DurableBookStore {
     return undefined;
   }
 
-  #enqueue(op: Op): Promise<Result> {
+  #enqueue(op: Op): Promise<Exclude<Result, typeof PRECONDITION_FAILED>> {
     const unavailable = this.#unavailable();
     if (unavailable !== undefined) return Promise.reject(unavailable);
     return new Promise((resolve, reject) => {
@@ -247,7 +257,7 @@ export class FileBookStore implements DurableBookStore {
     if (changes.size > 0) this.#listJson = undefined;
     s.nextId = nextId;
     s.seq = seq;
-    return () => batch.forEach((w, i) => w.resolve(results[i]));
+    return () => batch.forEach((w, i) => answerWaiter(w, results[i] as Result));
   }
 
   /**

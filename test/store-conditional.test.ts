@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { bookEtag } from '../src/books/etag.ts';
+import { PreconditionFailedError } from '../src/errors.ts';
+import { openStore } from '../src/store/open.ts';
+import type { DurableBookStore } from '../src/store/store.ts';
+import { gate, recordingFs, type RecordingFs } from './helpers/recording-fs.ts';
+
+const BOOK = { title: 'Emma', author: 'Jane Austen', year: 1815 };
+
+/** If-Match decided by the store against exactly the state a write replaces (RFC 9110 §13.1.1). */
+describe('store: conditional writes (If-Match)', () => {
+  let dir: string;
+  let rec: RecordingFs;
+  let store: DurableBookStore;
+  let tag: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'store-conditional-'));
+    rec = recordingFs();
+    store = await openStore(dir, { fs: rec.fs });
+    await store.create(BOOK);
+    await store.create({ ...BOOK, title: 'Persuasion' });
+    tag = bookEtag(store.getJson(1) as string);
+  });
+  afterEach(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Holds the next fdatasync until the returned function is called. */
+  async function holdNextSync(start: () => Promise<unknown>): Promise<() => void> {
+    const held = gate();
+    const reached = gate();
+    rec.hooks.datasync = async () => {
+      delete rec.hooks.datasync;
+      reached.open();
+      await held.promise;
+    };
+    void start();
+    await reached.promise;
+    return held.open;
+  }
+
+  it('a conditional write queued behind a pending write is checked against that write\'s result', async () => {
+    const release = await holdNextSync(() => store.update(1, { year: 1816 }));
+    assert.equal(store.get(1)?.year, 1815, 'the pending write is not visible yet');
+    const stale = store.update(1, { title: 'Stale edit' }, tag);
+    release();
+    await assert.rejects(stale, PreconditionFailedError);
+    assert.deepEqual(store.get(1), { id: 1, ...BOOK, year: 1816 });
+  });
+
+  it('of two conditional writes with the same tag in one batch, exactly the first wins', async () => {
+    const release = await holdNextSync(() => store.create({ ...BOOK, title: 'Sanditon' }));
+    const a = store.update(1, { title: 'A' }, tag);
+    const b = store.update(1, { title: 'B' }, tag);
+    const c = store.remove(1, tag);
+    release();
+    assert.equal((await a)?.title, 'A');
+    await assert.rejects(b, PreconditionFailedError);
+    await assert.rejects(c, PreconditionFailedError);
+    assert.equal(store.get(1)?.title, 'A');
+  });
+
+  it('a failed precondition writes nothing, and the current tag or * succeeds', async () => {
+    const records = store.stats.records;
+    await assert.rejects(store.update(1, { year: 1 }, '"not-the-tag"'), PreconditionFailedError);
+    await assert.rejects(store.remove(1, 'W/' + tag), PreconditionFailedError, 'a weak tag never matches');
+    assert.equal(store.stats.records, records);
+    assert.equal((await store.update(1, { year: 1817 }, `"x", ${tag}`))?.year, 1817);
+    assert.equal(await store.remove(1, '*'), true);
+  });
+
+  it('a missing book is not found before any precondition, and other books are not held up', async () => {
+    assert.equal(await store.update(99, { year: 1 }, tag), undefined);
+    assert.equal(await store.remove(99, '*'), false);
+    const release = await holdNextSync(() => store.update(1, { year: 1816 }));
+    const other = store.update(2, { year: 1818 }, bookEtag(store.getJson(2) as string));
+    release();
+    assert.equal((await other)?.year, 1818);
+  });
+});
