@@ -13,3 +13,13 @@ export function decimalAt(buf: Buffer, from: number, to: number): number | undef
   }
   return Number.isSafeInteger(n) ? n : undefined;
 }
+
+const BOOK_ID_PREFIX = Buffer.from('{"id":', 'latin1');
+
+/** The id of the book JSON starting at buf[start]: `{"id":`, then a positive decimal up to the next comma. */
+export function bookIdAt(buf: Buffer, start: number): number | undefined {
+  const from = start + BOOK_ID_PREFIX.length;
+  if (buf.compare(BOOK_ID_PREFIX, 0, BOOK_ID_PREFIX.length, start, from) !== 0) return undefined;
+  const id = decimalAt(buf, from, buf.indexOf(44, from));
+  return id !== undefined && id > 0 ? id : undefined;
+}

@@ -1,5 +1,5 @@
 import { crc32 } from 'node:zlib';
-import { decimalAt } from './decimal.ts';
+import { bookIdAt, decimalAt } from './decimal.ts';
 
 /**
  * The journal: JSON lines, one change each, `{"seq":N,"op":"put","book":{…},"crc":C}` or
@@ -44,7 +44,6 @@ const CRC_MARK_B = latin1(CRC_MARK);
 const SEQ_PREFIX_B = latin1(SEQ_PREFIX);
 const PUT_INFIX_B = latin1(PUT_INFIX);
 const DEL_INFIX_B = latin1(DEL_INFIX);
-const ID_PREFIX_B = latin1('{"id":');
 
 function startsWith(buf: Buffer, at: number, prefix: Buffer): boolean {
   return buf.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0;
@@ -65,8 +64,7 @@ function parseRecord(buf: Buffer, start: number, end: number): JournalRecord | u
   if (seq === undefined) return undefined;
   if (startsWith(buf, comma + 1, PUT_INFIX_B)) {
     const from = comma + 1 + PUT_INFIX_B.length;
-    if (!startsWith(buf, from, ID_PREFIX_B) || buf[mark - 1] !== 125) return undefined;
-    const id = decimalAt(buf, from + ID_PREFIX_B.length, buf.indexOf(44, from + ID_PREFIX_B.length));
+    const id = buf[mark - 1] === 125 ? bookIdAt(buf, from) : undefined;
     return id === undefined ? undefined : { seq, op: 'put', id, json: buf.toString('utf8', from, mark) };
   }
   if (startsWith(buf, comma + 1, DEL_INFIX_B)) {

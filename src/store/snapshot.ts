@@ -4,7 +4,7 @@ import { bookJson, type Book } from '../books/model.ts';
 import { StoreCorruptError } from '../errors.ts';
 import { isNotFound, writeAtomic, type FileLayer } from './durable-fs.ts';
 import { pageOf, type BookIndex } from './book-index.ts';
-import { decimalAt } from './decimal.ts';
+import { bookIdAt } from './decimal.ts';
 
 /**
  * The snapshot is one JSON document a person (or `jq`) can read, laid out one book per line:
@@ -115,7 +115,7 @@ export async function readSnapshot(fs: FileLayer, dir: string, index: BookIndex)
   for (let start = pageStart; start < trailerStart; count++) {
     let end = buf.indexOf(10, start);
     if (end === -1 || end > trailerStart) end = trailerStart;
-    const id = idAt(buf, start);
+    const id = bookIdAt(buf, start);
     if (id === undefined || id <= lastId) throw corrupt(path, start, 'a book line is not a book in ascending id order');
     if (start > pageStart && pageOf(id) !== pageOf(lastId)) {
       index.addPacked(buf.toString('utf8', pageStart, start));
@@ -128,16 +128,6 @@ export async function readSnapshot(fs: FileLayer, dir: string, index: BookIndex)
   if (trailerStart > pageStart) index.addPacked(buf.toString('utf8', pageStart, trailerStart + 1));
   if (count !== trailer.count) throw corrupt(path, trailerStart, `the trailer counts ${trailer.count} books, the file holds ${count}`);
   return { seq: header.seq, nextId: Math.max(header.nextId, lastId + 1), bytes: buf.length };
-}
-
-const ID_PREFIX = Buffer.from('{"id":');
-
-/** The id at the start of a book line, read from the bytes. */
-function idAt(buf: Buffer, start: number): number | undefined {
-  if (buf.compare(ID_PREFIX, 0, ID_PREFIX.length, start, start + ID_PREFIX.length) !== 0) return undefined;
-  const from = start + ID_PREFIX.length;
-  const id = decimalAt(buf, from, buf.indexOf(44, from));
-  return id !== undefined && id > 0 ? id : undefined;
 }
 
 function parseHeader(line: string): SnapshotHeader | undefined {
