@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MESSAGES } from '../src/index.ts';
+import { rm } from 'node:fs/promises';
+import { createApp, MESSAGES, openStore } from '../src/index.ts';
 import { OPENAPI_DOCUMENT } from '../src/http/openapi.ts';
-import { OPERATION_METHODS, type Operation, type Response, type Schema } from '../src/http/openapi-types.ts';
-import { startApp, type TestApp } from './helpers/app.ts';
+import { OPERATION_METHODS, type Operation, type Response, type ResponseRef, type Schema } from '../src/http/openapi-types.ts';
+import { startApp, TEST_SECRET, type TestApp } from './helpers/app.ts';
 
 /** Every (METHOD, path, operation) the document describes. */
 function operations(): { method: string; path: string; operation: Operation }[] {
@@ -17,12 +18,12 @@ function operations(): { method: string; path: string; operation: Operation }[] 
   return found;
 }
 
-function allResponses(): [string, Response][] {
+function allResponses(): [string, Response | ResponseRef][] {
   const fromOperations = operations().flatMap(({ operation }) => Object.entries(operation.responses));
   return [...fromOperations, ...Object.entries(OPENAPI_DOCUMENT.components.responses)];
 }
 
-function envelopeSchema(response: Response): Schema | undefined {
+function envelopeSchema(response: Response | ResponseRef): Schema | undefined {
   return response.content?.['application/json']?.schema;
 }
 
@@ -41,10 +42,103 @@ describe('OpenAPI 3.1 document', () => {
     assert.equal((JSON.parse(res.text) as { openapi: string }).openapi, '3.1.0');
   });
 
-  it("its (path, method) set equals the router's", () => {
+  it("its (path, method) set is the router's, plus OPTIONS (preflight or 405) on every path", () => {
     const documented = operations().map(({ method, path }) => `${method} ${path}`).sort();
-    const routed = app.server.app.routes().flatMap(({ pattern, methods }) => methods.map((m) => `${m} ${pattern}`)).sort();
+    const routed = app.server.app.routes().flatMap(({ pattern, methods }) => [...methods, 'OPTIONS'].map((m) => `${m} ${pattern}`)).sort();
     assert.deepEqual(documented, routed);
+  });
+
+  it('every answer in components.responses is referred to by an operation, and every reference resolves', () => {
+    const referred = new Set<string>();
+    for (const { operation } of operations()) {
+      for (const response of Object.values(operation.responses)) {
+        if (response.$ref === undefined) continue;
+        const name = response.$ref.slice('#/components/responses/'.length);
+        assert.ok(Object.hasOwn(OPENAPI_DOCUMENT.components.responses, name), response.$ref);
+        referred.add(name);
+      }
+    }
+    assert.deepEqual([...referred].sort(), Object.keys(OPENAPI_DOCUMENT.components.responses).sort());
+    const options = OPENAPI_DOCUMENT.paths['/books']?.options;
+    assert.deepEqual(options?.responses['405'], { $ref: '#/components/responses/MethodNotAllowed' });
+    assert.deepEqual(options?.responses['200'], { $ref: '#/components/responses/PreflightAllowed' });
+  });
+
+  it('OPTIONS answers as documented: 405 with Allow without CORS, 200 to an allowed preflight', async () => {
+    const plain = await app.request('OPTIONS', '/books', { auth: false });
+    assert.equal(plain.status, 405);
+    assert.equal(plain.headers.get('allow'), 'GET, HEAD');
+    const cors = await startApp({ corsOrigins: ['https://app.example'] });
+    try {
+      const preflight = await cors.request('OPTIONS', '/books', { auth: false, headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } });
+      assert.equal(preflight.status, 200);
+      assert.deepEqual(preflight.json, { status: 200, message: 'OK', data: null });
+    } finally {
+      await cors.close();
+    }
+  });
+
+  it('{id} is typed as the integer Book.id is, and HEAD operations declare no body', () => {
+    const book = OPENAPI_DOCUMENT.paths['/book/{id}'];
+    for (const op of [book?.get, book?.head, book?.put, book?.delete]) {
+      const id = op?.parameters?.find((p) => p.name === 'id');
+      assert.equal(id?.schema.type, 'integer');
+    }
+    const heads = operations().filter(({ method }) => method === 'HEAD');
+    assert.ok(heads.length >= 4);
+    for (const { path, operation } of heads) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        assert.equal(response.content, undefined, `HEAD ${path} ${status} declares a body`);
+      }
+    }
+  });
+
+  it('GET /openapi.json is typed as an OpenAPI document, not an empty object', () => {
+    const response = OPENAPI_DOCUMENT.paths['/openapi.json']?.get?.responses['200'];
+    assert.deepEqual(response?.content?.['application/json']?.schema, { $ref: '#/components/schemas/OpenApiDocument' });
+    const schema = OPENAPI_DOCUMENT.components.schemas.OpenApiDocument;
+    assert.deepEqual(schema?.required, ['openapi', 'info', 'servers', 'paths', 'components']);
+  });
+
+  it('/openapi.json carries a strong ETag, may be cached, and answers 304 to a matching If-None-Match', async () => {
+    const first = await app.request('GET', '/openapi.json', { auth: false });
+    const etag = first.headers.get('etag');
+    assert.match(etag ?? '', /^"[A-Za-z0-9_-]{43}"$/);
+    assert.equal(first.headers.get('cache-control'), 'no-cache');
+    const head = await app.request('HEAD', '/openapi.json', { auth: false });
+    assert.equal(head.headers.get('etag'), etag);
+    for (const condition of [etag as string, `W/${etag}`, `"other", ${etag}`, '*']) {
+      const again = await app.request('GET', '/openapi.json', { auth: false, headers: { 'if-none-match': condition } });
+      assert.equal(again.status, 304, condition);
+      assert.equal(again.text, '');
+      assert.equal(again.headers.get('etag'), etag);
+    }
+    const stale = await app.request('GET', '/openapi.json', { auth: false, headers: { 'if-none-match': '"other"' } });
+    assert.equal(stale.status, 200);
+    assert.equal(stale.text, first.text);
+    const book = await app.request('GET', '/books');
+    assert.equal(book.headers.get('cache-control'), 'no-store');
+  });
+
+  it('servers: relative to the document by default, the mount path when createApp is given one', async () => {
+    assert.deepEqual(OPENAPI_DOCUMENT.servers.map((s) => s.url), ['.']);
+    const mounted = await startApp({ mountPath: '/catalogue' });
+    try {
+      const res = await mounted.request('GET', '/openapi.json', { auth: false });
+      const served = JSON.parse(res.text) as { servers: { url: string }[] };
+      assert.deepEqual(served.servers.map((s) => s.url), ['/catalogue']);
+    } finally {
+      await mounted.close();
+    }
+    // "." resolved against the document's URL is the mount point, wherever that is.
+    assert.equal(new URL('.', 'http://host.example/catalogue/openapi.json').href, 'http://host.example/catalogue/');
+    const store = await openStore(app.dataDir + '-mount');
+    try {
+      assert.throws(() => createApp({ store, secret: TEST_SECRET, username: 'u', password: 'p', mountPath: 'catalogue' }), { code: 'ERR_CONFIG' });
+    } finally {
+      await store.close();
+      await rm(app.dataDir + '-mount', { recursive: true, force: true });
+    }
   });
 
   it('every message the service can send appears as an envelope message', () => {
@@ -97,11 +191,13 @@ describe('OpenAPI 3.1 document', () => {
   });
 
   it('every $ref points at a schema the document defines', () => {
-    const refs = JSON.stringify(OPENAPI_DOCUMENT).match(/"\$ref":"[^"]+"/g) ?? [];
+    const refs = JSON.stringify(OPENAPI_DOCUMENT).match(/"\$ref":"#\/components\/schemas\/[^"]+"/g) ?? [];
     assert.ok(refs.length > 0);
     for (const ref of refs) {
       const name = ref.slice('"$ref":"#/components/schemas/'.length, -1);
       assert.ok(Object.hasOwn(OPENAPI_DOCUMENT.components.schemas, name), ref);
     }
+    const other = (JSON.stringify(OPENAPI_DOCUMENT).match(/"\$ref":"[^"]+"/g) ?? []).filter((r) => !r.startsWith('"$ref":"#/components/'));
+    assert.deepEqual(other, []);
   });
 });

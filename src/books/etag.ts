@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { entityTagListMatches } from '../http/entity-tags.ts';
 
 /**
  * A strong entity tag (RFC 9110 §8.8.3) for a book: a hash of its response JSON, so two answers
@@ -13,8 +14,5 @@ export function bookEtag(json: string): string {
  * compared strongly, so a weak tag (`W/"…"`) never matches.
  */
 export function ifMatchHolds(header: string, currentJson: string): boolean {
-  const value = header.trim();
-  if (value === '*') return true;
-  const current = bookEtag(currentJson);
-  return value.split(',').some((tag) => tag.trim() === current);
+  return entityTagListMatches(header, bookEtag(currentJson), 'strong');
 }

@@ -3,11 +3,11 @@ import { createAuthorizer } from '../auth/authorize.ts';
 import { tokenRoute } from '../auth/routes.ts';
 import { createLoginThrottle, DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
 import { bookRoutes } from '../books/routes.ts';
-import { HttpError, MESSAGES } from '../errors.ts';
+import { ConfigError, HttpError, MESSAGES } from '../errors.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import type { BookStore } from '../store/store.ts';
 import { createCors } from './cors.ts';
-import { OPENAPI_ROUTE } from './openapi.ts';
+import { DEFAULT_SERVER_URL, openApiRoute } from './openapi.ts';
 import { createReplyWriter } from './reply-writer.ts';
 import { encodedReply } from './respond.ts';
 import { pathOf, requestIdFrom } from './request.ts';
@@ -33,6 +33,12 @@ export interface AppOptions {
   corsOrigins?: readonly string[];
   /** Clock in milliseconds, for tokens and throttling; default `Date.now`. */
   now?: () => number;
+  /**
+   * Where the embedding server mounts the app (`/catalogue`, or an absolute `https://…` URL): the
+   * OpenAPI document's `servers` URL, so "Try it out" calls the catalogue and not the host. Default:
+   * `.`, relative to the document's own URL, right wherever /openapi.json is served beside the routes.
+   */
+  mountPath?: string;
 }
 
 /** A `(req, res)` handler for any `node:http` or `node:https` server. */
@@ -67,6 +73,12 @@ function methodNotAllowed(allow: string): Reply {
   return { status: 405, message: MESSAGES.methodNotAllowed, data: 'null', headers: { allow } };
 }
 
+function serverUrl(mountPath: string | undefined): string {
+  if (mountPath === undefined) return DEFAULT_SERVER_URL;
+  if (/^(\/|https?:\/\/)[^\s]*$/.test(mountPath)) return mountPath;
+  throw new ConfigError(`invalid mountPath ${JSON.stringify(mountPath)}: expected a path such as /catalogue or an absolute http(s) URL`);
+}
+
 function keyBytes(secret: string | Uint8Array): Uint8Array {
   return typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret;
 }
@@ -95,7 +107,7 @@ export function createApp(options: AppOptions): App {
     }),
     ...bookRoutes(store),
     healthRoute(() => app.draining),
-    OPENAPI_ROUTE,
+    openApiRoute(serverUrl(options.mountPath)),
   ]);
   const authorize = createAuthorizer({ keys, nowSeconds, logger });
   const cors = createCors(options.corsOrigins ?? []);

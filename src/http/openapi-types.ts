@@ -5,6 +5,7 @@
 export interface Schema {
   readonly $ref?: string;
   readonly type?: 'object' | 'array' | 'string' | 'integer' | 'null';
+  readonly format?: string;
   readonly description?: string;
   readonly properties?: Readonly<Record<string, Schema>>;
   readonly required?: readonly string[];
@@ -31,9 +32,18 @@ export interface MediaType {
 }
 
 export interface Response {
+  readonly $ref?: never;
   readonly description: string;
   readonly headers?: Readonly<Record<string, Header>>;
   readonly content?: Readonly<Record<string, MediaType>>;
+}
+
+/** A Reference Object (OpenAPI 3.1 §4.8.23) to an entry of `components.responses`. */
+export interface ResponseRef {
+  readonly $ref: string;
+  readonly description?: never;
+  readonly headers?: never;
+  readonly content?: never;
 }
 
 export interface Parameter {
@@ -62,7 +72,7 @@ export interface Operation {
   readonly security: readonly SecurityRequirement[];
   readonly parameters?: readonly Parameter[];
   readonly requestBody?: RequestBody;
-  readonly responses: Readonly<Record<string, Response>>;
+  readonly responses: Readonly<Record<string, Response | ResponseRef>>;
 }
 
 export const OPERATION_METHODS = ['get', 'head', 'post', 'put', 'delete', 'patch', 'options'] as const;
@@ -79,10 +89,17 @@ export interface SecurityScheme {
   readonly bearerFormat?: string;
 }
 
+/** Where the operations are served (OpenAPI 3.1 §4.8.5): a relative URL is resolved against the document's own URL. */
+export interface Server {
+  readonly url: string;
+  readonly description: string;
+}
+
 /** An OpenAPI 3.1 document, typed as far as this service's document needs. */
 export interface OpenApiDocument {
   readonly openapi: '3.1.0';
   readonly info: { readonly title: string; readonly version: string; readonly description: string };
+  readonly servers: readonly Server[];
   readonly paths: Readonly<Record<string, PathItem>>;
   readonly components: {
     readonly schemas: Readonly<Record<string, Schema>>;

@@ -1,11 +1,14 @@
+import { hash } from 'node:crypto';
 import { MAX_TEXT_LENGTH, MAX_YEAR, MIN_YEAR } from '../books/validate.ts';
 import { MESSAGES, type Message } from '../errors.ts';
-import type { Header, OpenApiDocument, Operation, Parameter, RequestBody, Response, Schema } from './openapi-types.ts';
+import { entityTagListMatches } from './entity-tags.ts';
+import type { Header, OpenApiDocument, Operation, Parameter, PathItem, RequestBody, Response, ResponseRef, Schema } from './openapi-types.ts';
 import type { Route } from './route.ts';
 import type { RouteDefinition } from './router.ts';
 
 const JSON_TYPE = 'application/json';
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const responseRef = (name: 'NotFound' | 'MethodNotAllowed' | 'PreflightAllowed'): ResponseRef => ({ $ref: `#/components/responses/${name}` });
 const NULL: Schema = { type: 'null' };
 
 const REQUEST_ID: Header = { description: 'The client\'s X-Request-Id when short visible ASCII, else a generated one.', schema: { type: 'string' } };
@@ -15,7 +18,7 @@ const ETAG: Header = {
   schema: { type: 'string' },
 };
 
-/** An envelope answer (spec §2): `status` equals the HTTP status, `message` is one of `messages`. */
+/** An envelope answer (docs/contract.md, "Envelope"): `status` equals the HTTP status, `message` is one of `messages`. */
 function answer(status: number, messages: readonly Message[], data: Schema = NULL, headers: Record<string, Header> = {}): Response {
   return {
     description: messages.join(' | '),
@@ -32,7 +35,7 @@ function answer(status: number, messages: readonly Message[], data: Schema = NUL
   };
 }
 
-/** Answers any request can get from the transport (decisions.md, "Bodies and transport"). */
+/** Answers any request can get from the transport (docs/contract.md, "Transport"). */
 const TRANSPORT = {
   '408': answer(408, [MESSAGES.requestTimeout]),
   '431': answer(431, [MESSAGES.headersTooLarge]),
@@ -46,8 +49,8 @@ const ID: Parameter = {
   name: 'id',
   in: 'path',
   required: true,
-  description: 'Decimal digits naming a safe integer (`007` is 7); anything else is 400 `Invalid book id`.',
-  schema: { type: 'string', pattern: '^[0-9]+$' },
+  description: 'A book id. Any decimal digits naming a safe integer are accepted (`007` is 7); anything else is 400 `Invalid book id`.',
+  schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
 };
 const IF_MATCH: Parameter = {
   name: 'If-Match',
@@ -61,10 +64,36 @@ function jsonBody(description: string, schema: Schema): RequestBody {
   return { required: true, description, content: { [JSON_TYPE]: { schema } } };
 }
 
-/** HEAD answers what GET answers, without the body (decisions.md, "Paths and ids"). */
-function headOf(get: Operation): Operation {
-  return { ...get, operationId: `${get.operationId}Head`, summary: `${get.summary} (headers only)` };
+/** The headers of an answer without its body, for HEAD. */
+function headersOnly(response: Response | ResponseRef): Response | ResponseRef {
+  if (response.$ref !== undefined || response.content === undefined) return response;
+  const { content: _body, ...rest } = response;
+  return rest;
 }
+
+/** HEAD answers what GET answers, headers only: no body (docs/contract.md, "Paths and ids"). */
+function headOf(get: Operation): Operation {
+  const responses: Record<string, Response | ResponseRef> = {};
+  for (const [status, response] of Object.entries(get.responses)) responses[status] = headersOnly(response);
+  return { ...get, operationId: `${get.operationId}Head`, summary: `${get.summary} (headers only)`, responses };
+}
+
+/**
+ * OPTIONS on a path the service serves: a CORS preflight from an allowed origin gets 200 with the
+ * Access-Control-Allow-* headers, anything else 405 with `Allow` (docs/contract.md, "Cross-origin requests").
+ */
+function optionsOf(operationId: string): Operation {
+  return {
+    operationId,
+    summary: 'CORS preflight when CORS_ORIGINS allows the Origin; otherwise 405 with Allow',
+    tags: ['operations'],
+    security: [],
+    responses: { '200': responseRef('PreflightAllowed'), '405': responseRef('MethodNotAllowed'), ...TRANSPORT },
+  };
+}
+
+/** Paths the service does not serve answer 404 `Not found` before anything else is checked. */
+const NO_ROUTE = { '404': responseRef('NotFound') } as const;
 
 const text = (what: string): Schema => ({
   type: 'string',
@@ -80,7 +109,13 @@ const getBooks: Operation = {
   summary: 'Every book, ascending id',
   tags: ['books'],
   security: PROTECTED,
-  responses: { '200': answer(200, [MESSAGES.booksRetrieved], { type: 'array', items: ref('Book') }), '400': answer(400, [MESSAGES.badRequest]), '401': UNAUTHORIZED, ...TRANSPORT },
+  responses: {
+    '200': answer(200, [MESSAGES.booksRetrieved], { type: 'array', items: ref('Book') }),
+    '400': answer(400, [MESSAGES.badRequest]),
+    '401': UNAUTHORIZED,
+    ...NO_ROUTE,
+    ...TRANSPORT,
+  },
 };
 const getBook: Operation = {
   operationId: 'getBook',
@@ -104,19 +139,51 @@ const getHealth: Operation = {
   responses: {
     '200': answer(200, [MESSAGES.ok], { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } }),
     '400': answer(400, [MESSAGES.badRequest]),
+    ...NO_ROUTE,
     '503': answer(503, [MESSAGES.shuttingDown]),
     ...TRANSPORT,
   },
 };
+const DOCUMENT_ETAG: Header = {
+  description: 'Strong entity tag of the document; it changes only when the document does (a new version).',
+  required: true,
+  schema: { type: 'string' },
+};
 const getDocument: Operation = {
   operationId: 'openapi',
   summary: 'This document (not wrapped in the envelope, so OpenAPI tools read it as is)',
+  description: 'Cacheable (`Cache-Control: no-cache`): send the ETag back in If-None-Match and a current copy gets 304, no body.',
   tags: ['operations'],
   security: [],
-  responses: { '200': { description: 'The OpenAPI 3.1 document', content: { [JSON_TYPE]: { schema: { type: 'object' } } } }, ...TRANSPORT },
+  parameters: [
+    {
+      name: 'If-None-Match',
+      in: 'header',
+      required: false,
+      description: '`*` or entity tags from ETag (RFC 9110 §13.1.2, weak comparison): a match answers 304.',
+      schema: { type: 'string' },
+    },
+  ],
+  responses: {
+    '200': { description: 'The OpenAPI 3.1 document', headers: { ETag: DOCUMENT_ETAG }, content: { [JSON_TYPE]: { schema: ref('OpenApiDocument') } } },
+    '304': { description: 'The copy the client holds is current (If-None-Match matched); no body.', headers: { ETag: DOCUMENT_ETAG } },
+    ...NO_ROUTE,
+    ...TRANSPORT,
+  },
 };
 
-/** The service's OpenAPI 3.1 document; its (path, method) set equals the router's (test/openapi.test.ts). */
+/** Every path item also documents OPTIONS: the answer the route check gives it. */
+function withOptions(name: string, item: PathItem): PathItem {
+  return { ...item, options: optionsOf(`${name}Options`) };
+}
+
+/** Where the operations are when no mount path is given: relative to the document's own URL. */
+export const DEFAULT_SERVER_URL = '.';
+
+/**
+ * The service's OpenAPI 3.1 document; its (path, method) set is the router's plus OPTIONS on every
+ * path (test/openapi.test.ts).
+ */
 export const OPENAPI_DOCUMENT: OpenApiDocument = {
   openapi: '3.1.0',
   info: {
@@ -127,10 +194,12 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
       'Every answer is the envelope {status, message, data} with Content-Type application/json; charset=utf-8, ' +
       'except GET /openapi.json. Checks run in this order: route (404 `Not found`, then 405 `Method not allowed` ' +
       'with Allow), token (401), {id} (400), body. Bodies over 64 KiB: 413. With CORS_ORIGINS set, an allowed ' +
-      'origin\'s preflight (OPTIONS) gets 200 `OK` with the Access-Control-Allow-* headers.',
+      'origin\'s preflight (OPTIONS) gets 200 `OK` with the Access-Control-Allow-* headers. ' +
+      'The rules behind every answer: docs/contract.md in the repository.',
   },
+  servers: [{ url: DEFAULT_SERVER_URL, description: 'Where this document is served from: the catalogue\'s own base URL.' }],
   paths: {
-    '/token': {
+    '/token': withOptions('token', {
       post: {
         operationId: 'createToken',
         summary: 'Exchange the credential pair for a 15-minute HS256 JWT',
@@ -146,11 +215,12 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
             'Retry-After': { description: 'Seconds until this address may try again.', required: true, schema: { type: 'integer', minimum: 1 } },
           }),
           ...TRANSPORT,
+          ...NO_ROUTE,
           '500': answer(500, [MESSAGES.couldNotGenerateToken, MESSAGES.internalError]),
         },
       },
-    },
-    '/book': {
+    }),
+    '/book': withOptions('book', {
       post: {
         operationId: 'createBook',
         summary: 'Create a book; the service assigns its id',
@@ -161,13 +231,14 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
           '201': answer(201, [MESSAGES.bookCreated], ref('Book'), { ETag: ETAG }),
           '400': answer(400, [MESSAGES.invalidInput, MESSAGES.badRequest]),
           '401': UNAUTHORIZED,
+          ...NO_ROUTE,
           '413': TOO_LARGE,
           ...TRANSPORT,
         },
       },
-    },
-    '/books': { get: getBooks, head: headOf(getBooks) },
-    '/book/{id}': {
+    }),
+    '/books': withOptions('books', { get: getBooks, head: headOf(getBooks) }),
+    '/book/{id}': withOptions('bookById', {
       get: getBook,
       head: headOf(getBook),
       put: {
@@ -202,9 +273,9 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
           ...TRANSPORT,
         },
       },
-    },
-    '/healthz': { get: getHealth, head: headOf(getHealth) },
-    '/openapi.json': { get: getDocument, head: headOf(getDocument) },
+    }),
+    '/healthz': withOptions('health', { get: getHealth, head: headOf(getHealth) }),
+    '/openapi.json': withOptions('openapi', { get: getDocument, head: headOf(getDocument) }),
   },
   components: {
     schemas: {
@@ -217,32 +288,57 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
       BookPatch: { type: 'object', properties: { title: text('Title'), author: text('Author'), year } },
       LoginRequest: { type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string' } } },
       Token: { type: 'object', required: ['token'], properties: { token: { type: 'string', description: 'HS256 JWT; exp is 900 s after iat.' } } },
+      OpenApiDocument: {
+        type: 'object',
+        description: 'An OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0): this one.',
+        required: ['openapi', 'info', 'servers', 'paths', 'components'],
+        properties: {
+          openapi: { type: 'string', pattern: '^3\\.1\\.\\d+$' },
+          info: { type: 'object', required: ['title', 'version'], properties: { title: { type: 'string' }, version: { type: 'string' }, description: { type: 'string' } } },
+          servers: { type: 'array', items: { type: 'object', required: ['url'], properties: { url: { type: 'string' }, description: { type: 'string' } } } },
+          paths: { type: 'object' },
+          components: { type: 'object' },
+        },
+      },
     },
     responses: {
-      NotFound: answer(404, [MESSAGES.notFound]),
+      NotFound: { ...answer(404, [MESSAGES.notFound]), description: 'Not found: the path is not one the service serves (checked first, before method, token and body).' },
       MethodNotAllowed: answer(405, [MESSAGES.methodNotAllowed], NULL, {
         Allow: { description: 'The methods the path supports, sorted, HEAD wherever GET.', required: true, schema: { type: 'string' } },
       }),
       PreflightAllowed: answer(200, [MESSAGES.ok]),
     },
     securitySchemes: {
-      rawToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The token itself, no scheme prefix (spec §5.2).' },
+      rawToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The token itself, no scheme prefix (docs/contract.md, "Authentication").' },
       bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: '`Bearer <token>`, scheme in any case.' },
     },
   },
 };
 
-let documentJson: string | undefined;
-
-/** GET /openapi.json: public, serialized once on first use. */
-export const OPENAPI_ROUTE: RouteDefinition<Route> = {
-  method: 'GET',
-  pattern: '/openapi.json',
-  handler: {
-    auth: false,
-    handle: () => {
-      documentJson ??= JSON.stringify(OPENAPI_DOCUMENT);
-      return { status: 200, message: MESSAGES.ok, data: documentJson, body: documentJson };
+/**
+ * GET /openapi.json: public, serialized once per app with its `servers` URL (`mountPath`, or
+ * relative to the document's own URL). Cacheable: it changes only with the version, so it carries
+ * a strong ETag and `no-cache`, and a matching If-None-Match answers 304 (RFC 9110 §13.1.2).
+ */
+export function openApiRoute(serverUrl: string = DEFAULT_SERVER_URL): RouteDefinition<Route> {
+  const document: OpenApiDocument =
+    serverUrl === DEFAULT_SERVER_URL ? OPENAPI_DOCUMENT : { ...OPENAPI_DOCUMENT, servers: [{ url: serverUrl, description: 'Where the embedding application mounts the catalogue.' }] };
+  let served: { body: string; headers: Record<string, string> } | undefined;
+  return {
+    method: 'GET',
+    pattern: '/openapi.json',
+    handler: {
+      auth: false,
+      handle: ({ req }) => {
+        if (served === undefined) {
+          const body = JSON.stringify(document);
+          served = { body, headers: { etag: `"${hash('sha256', body, 'base64url')}"`, 'cache-control': 'no-cache' } };
+        }
+        const condition = req.headers['if-none-match'];
+        // A 304 keeps the 200's Content-Length (RFC 9110 §8.6); Node sends no body with it.
+        const status = condition !== undefined && entityTagListMatches(condition, served.headers.etag as string, 'weak') ? 304 : 200;
+        return { status, message: MESSAGES.ok, data: served.body, body: served.body, headers: served.headers };
+      },
     },
-  },
-};
+  };
+}

@@ -31,7 +31,8 @@ export function writeEnvelope(
 }
 
 /**
- * A JSON body with the headers every answer carries. Only GET /openapi.json sends one without the
+ * A JSON body with the headers every answer carries; `cache-control` is `no-store` unless the
+ * answer names its own (GET /openapi.json, which may be cached and revalidated). Only GET /openapi.json sends one without the
  * envelope: tools that read OpenAPI documents expect the document itself at its URL. Answers made
  * ahead of time pass their envelope already encoded (see `Reply.body`).
  */
@@ -49,14 +50,14 @@ export function writeJson(
     'content-length',
     Buffer.byteLength(body),
     'cache-control',
-    'no-store',
+    extraHeaders?.['cache-control'] ?? 'no-store',
     'x-content-type-options',
     'nosniff',
     'x-request-id',
     requestId,
   ];
   if (extraHeaders !== undefined) {
-    for (const name in extraHeaders) headers.push(name, extraHeaders[name] as string);
+    for (const name in extraHeaders) if (name !== 'cache-control') headers.push(name, extraHeaders[name] as string);
   }
   res.writeHead(status, headers);
   res.end(body);
