@@ -26,7 +26,7 @@ export interface Config {
   tls: { certFile: string; keyFile: string } | undefined;
   /** Concurrent connections; more are closed on arrival. */
   maxConnections: number;
-  /** Origins allowed to call from a browser (`*`: any); absent: CORS off (decisions.md). */
+  /** Origins allowed to call from a browser (`*`: any); absent: CORS off (docs/contract.md, "Cross-origin requests"). */
   corsOrigins?: string[];
 }
 

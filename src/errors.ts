@@ -1,6 +1,5 @@
 /**
- * Every message string the service can send. The spec (§4, §5, §7) fixes the first group to the
- * letter; decisions.md fixes the rest.
+ * Every message string the service can send, each to the letter (docs/contract.md, "Messages").
  */
 export const MESSAGES = {
   tokenGenerated: 'Token generated successfully',

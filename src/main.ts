@@ -66,7 +66,7 @@ async function loginPassword(config: Config, dataDir: string): Promise<string> {
   if (config.password !== undefined) return config.password;
   const stored = await loadOrCreateSecret(dataDir, PASSWORD_FILE, 18);
   if (stored.created) {
-    // decisions.md: printed once, on the start that generated it, whatever the log level.
+    // docs/contract.md, "Configuration": printed once, on the start that generated it, whatever the log level.
     process.stdout.write(
       `\nGenerated a password for user "${config.username}": ${stored.value}\n` +
         `It is stored in ${stored.path} (mode 0600) and will not be shown again.\n` +

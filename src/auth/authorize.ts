@@ -6,7 +6,7 @@ import type { Logger } from '../log.ts';
 import { TokenError, verifyToken } from './jwt.ts';
 import { TokenCache } from './token-cache.ts';
 
-/** `Bearer <token>` (scheme in any case) or the bare token (spec §5.2); '' when absent or blank. */
+/** `Bearer <token>` (scheme in any case) or the bare token (docs/contract.md, "Authentication"); '' when absent or blank. */
 function tokenFrom(header: string | undefined): string {
   if (header === undefined) return '';
   if (header.length >= 6 && header.slice(0, 6).toLowerCase() === 'bearer' && (header.length === 6 || header.charCodeAt(6) === 32)) {
@@ -29,7 +29,7 @@ export interface AuthorizerOptions {
 /** undefined when the request may proceed, otherwise its 401 (a reply, not a throw: this is the hot path). */
 export type Authorizer = (req: IncomingMessage, reqId: string) => Reply | undefined;
 
-/** The spec §5.6 check for protected routes, with verified tokens cached until they expire. */
+/** The check for protected routes (docs/contract.md, "Authentication"), with verified tokens cached until they expire. */
 export function createAuthorizer({ keys, nowSeconds, logger }: AuthorizerOptions): Authorizer {
   const tokens = new TokenCache((token, at) => verifyToken(token, keys, at));
   return (req, reqId) => {

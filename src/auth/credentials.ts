@@ -13,7 +13,7 @@ function pairBytes(username: string, password: string): Buffer {
  * Compares a login against the one configured pair without leaking, through timing, how much of
  * either string matched or how long it is: the pair is reduced to a SHA-256 digest of fixed length
  * and compared in constant time, so there is no early exit on a wrong byte or a length difference
- * (decisions.md, "Authentication"). No key is needed: a digest's timing depends only on the
+ * (docs/contract.md, "Logins"). No key is needed: a digest's timing depends only on the
  * attacker's own input. One digest of both strings costs ~1 µs against ~1.5–2 µs for one each.
  */
 export function createCredentialCheck(username: string, password: string): (user: string, pass: string) => boolean {

@@ -1,9 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** decisions.md: tokens over 8 KiB are refused before any decoding. */
+/** docs/contract.md, "Tokens": tokens over 8 KiB are refused before any decoding. */
 export const MAX_TOKEN_BYTES = 8 * 1024;
 
-/** spec §5.3: exp is 15 minutes after issue. */
+/** docs/contract.md, "Tokens": exp is 15 minutes after issue. */
 export const TOKEN_LIFETIME_SECONDS = 15 * 60;
 
 /** A verified token's claims: `exp` always, `sub` and `iat` as this service signs them. */

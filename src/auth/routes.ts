@@ -16,7 +16,7 @@ export interface TokenRouteOptions {
   logger: Logger;
 }
 
-/** spec §4.1, with login throttling (decisions.md, "Authentication"). */
+/** POST /token (docs/contract.md, "Logins" and "Login throttling"). */
 export function tokenRoute(options: TokenRouteOptions): RouteDefinition<Route> {
   const matches = createCredentialCheck(options.username, options.password);
   const { throttle, signingKey, nowSeconds, logger } = options;

@@ -14,7 +14,7 @@ export interface StoredSecret {
 
 /**
  * Reads a generated secret from the data directory, or makes one from `bytes` random bytes and
- * keeps it there with mode 0600 (decisions.md: no hard-coded secret, ever). The value is the
+ * keeps it there with mode 0600 (docs/contract.md, "Configuration": no hard-coded secret, ever). The value is the
  * base64url text, used exactly as if it had been set in the environment. Written like the
  * catalogue (temp, fsync, rename, fsync of the directory): after a power loss the file is there
  * whole, so a password already printed is never silently replaced by a new one.

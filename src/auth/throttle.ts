@@ -1,4 +1,4 @@
-/** decisions.md: a fixed 15-minute window from an address's first counted failure. */
+/** docs/contract.md, "Login throttling": a fixed 15-minute window from an address's first counted failure. */
 export const THROTTLE_WINDOW_MS = 15 * 60 * 1000;
 
 /** Failed logins per client address per window before 429, unless the embedder or LOGIN_MAX_FAILURES says otherwise. */

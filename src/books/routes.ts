@@ -30,7 +30,7 @@ function listRoute(store: BookStore): RouteDefinition<Route> {
   return { method: 'GET', pattern: '/books', handler: { auth: true, handle } };
 }
 
-/** spec §4.2–4.6 with the rules decisions.md settles. */
+/** The book routes (docs/contract.md, "Books"). */
 export function bookRoutes(store: BookStore): RouteDefinition<Route>[] {
   return [
     {
@@ -65,7 +65,7 @@ export function bookRoutes(store: BookStore): RouteDefinition<Route>[] {
         auth: true,
         async handle({ req, params }): Promise<Reply> {
           const id = parseBookId(params[0] as string);
-          // spec §4.5.1: the look-up happens before the body is read.
+          // docs/contract.md, "Books": the look-up happens before the body is read.
           if (store.getJson(id) === undefined) throw NOT_FOUND();
           const patch = parseBookPatch(await readJsonObject(req, MESSAGES.invalidInput));
           // If-Match is checked by the store against the state this write replaces: 404, then 412.

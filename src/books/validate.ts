@@ -1,7 +1,7 @@
 import { HttpError, MESSAGES } from '../errors.ts';
 import type { BookFields, BookPatch } from './model.ts';
 
-/** decisions.md, "Books": limits of the text fields, in Unicode code points. */
+/** docs/contract.md, "Books": limits of the text fields, in Unicode code points. */
 export const MAX_TEXT_LENGTH = 1000;
 export const MIN_YEAR = -9999;
 export const MAX_YEAR = 9999;
@@ -30,7 +30,7 @@ function checkText(value: unknown): string {
   return value;
 }
 
-/* A JSON number whose value is an integer (2020, 2020.0, 1e3) is an integer (decisions.md). */
+/* A JSON number whose value is an integer (2020, 2020.0, 1e3) is an integer (docs/contract.md, "Books"). */
 function checkYear(value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_YEAR || value > MAX_YEAR) throw invalid();
   return value;
@@ -50,7 +50,7 @@ export function parseBookPatch(body: Record<string, unknown>): BookPatch {
   return patch;
 }
 
-/** decisions.md, "Paths and ids": decimal digits naming a safe integer; `007` is 7. */
+/** docs/contract.md, "Paths and ids": decimal digits naming a safe integer; `007` is 7. */
 export function parseBookId(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);

@@ -18,11 +18,11 @@ import { Router, type RouteDefinition } from './router.ts';
 export interface AppOptions {
   /** An open store (see `openStore`); `app.close()` closes it. */
   store: BookStore;
-  /** HS256 signing secret (spec §5.4). Prefer 32 bytes or more (RFC 7518 §3.2). */
+  /** HS256 signing secret (docs/contract.md, "Signing key": a string is used as its UTF-8 bytes). Prefer 32 bytes or more (RFC 7518 §3.2). */
   secret: string | Uint8Array;
   /** The secret being rotated out: it still verifies tokens until they expire, never signs. */
   previousSecret?: string | Uint8Array;
-  /** The one credential pair (spec §5.5). */
+  /** The one credential pair (docs/contract.md, "Logins"). */
   username: string;
   password: string;
   /** Failed logins per client address per 15 minutes before 429; 0 disables. Default 20. */
@@ -119,7 +119,7 @@ export function createApp(options: AppOptions): App {
     try {
       // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400; answered here, in the envelope.
       if (req.headers.host === undefined && req.httpVersion === '1.1') throw new HttpError(400, MESSAGES.badRequest, { connection: 'close' });
-      // decisions.md: route (404, then 405) → auth (401) → {id} (400) → body.
+      // docs/contract.md, "Order of checks": route (404, then 405) → auth (401) → {id} (400) → body.
       // 404 and 405 are what a scan of paths and methods gets: answered as replies, since an Error
       // (a captured stack) costs ~3 µs, like the 401s.
       const match = router.match(req.method as string, pathOf(req.url as string));

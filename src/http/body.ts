@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { HttpError, MESSAGES, type Message } from '../errors.ts';
 
-/** decisions.md: request bodies over 64 KiB are refused. */
+/** docs/contract.md, "Bodies": request bodies over 64 KiB are refused. */
 const BODY_LIMIT = 64 * 1024;
 
 const TOO_LARGE = (): HttpError => new HttpError(413, MESSAGES.payloadTooLarge, { connection: 'close' });
@@ -55,7 +55,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-/* ignoreBOM keeps a leading byte-order mark in the text, so JSON.parse refuses it (decisions.md). */
+/* ignoreBOM keeps a leading byte-order mark in the text, so JSON.parse refuses it (docs/contract.md, "Bodies"). */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**

@@ -14,7 +14,7 @@ export interface Cors {
   /**
    * Headers for a preflight (Fetch standard, "CORS-preflight request": OPTIONS with `Origin` and
    * `Access-Control-Request-Method`) from an allowed origin; undefined otherwise, so the request
-   * is an ordinary OPTIONS (405 with `Allow`, decisions.md).
+   * is an ordinary OPTIONS (405 with `Allow`, docs/contract.md, "Cross-origin requests").
    */
   preflightHeaders(req: IncomingMessage, allow: string): Record<string, string> | undefined;
 }

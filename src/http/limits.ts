@@ -1,5 +1,5 @@
 /**
- * decisions.md, "Edge cases": transport limits, enforced about every second. The connection cap
+ * docs/contract.md, "Transport": transport limits, enforced about every second. The connection cap
  * sits well above what idle clients can pin: a connection that sends nothing is closed after
  * `headersTimeoutMs`, an idle keep-alive one after `keepAliveTimeoutMs` (SECURITY.md).
  */

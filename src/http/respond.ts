@@ -2,11 +2,11 @@ import type { ServerResponse } from 'node:http';
 import type { Message } from '../errors.ts';
 import type { Reply } from './route.ts';
 
-/** decisions.md, "Bodies and transport": these go on every answer, whatever its status. */
+/** docs/contract.md, "Envelope": these go on every answer, whatever its status. */
 const CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
- * The only writer of the envelope `{status, message, data}` (spec §2, key order fixed).
+ * The only writer of the envelope `{status, message, data}` (docs/contract.md, "Envelope": key order fixed).
  * `dataJson` is already-serialized JSON so cached book text is sent without re-encoding.
  */
 function envelopeText(status: number, message: string, dataJson: string): string {

@@ -24,7 +24,7 @@ export interface Reply {
 }
 
 export interface Route {
-  /** Protected routes are refused with 401 before the handler runs (spec §5.6). */
+  /** Protected routes are refused with 401 before the handler runs (docs/contract.md, "Authentication"). */
   readonly auth: boolean;
   readonly handle: (ctx: RequestContext) => Reply | Promise<Reply>;
 }

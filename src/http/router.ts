@@ -46,7 +46,7 @@ export class Router<H> {
 
   /**
    * `path` is the request target without its query string. One trailing slash is tolerated;
-   * percent-escapes are not decoded (decisions.md, "Edge cases").
+   * percent-escapes are not decoded (docs/contract.md, "Paths and ids").
    */
   match(method: string, path: string): Match<H> {
     if (path.length > 1 && path.charCodeAt(path.length - 1) === 47 /* / */) path = path.slice(0, -1);

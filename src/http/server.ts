@@ -17,7 +17,7 @@ export interface ServerOptions extends AppOptions {
   limits?: Partial<TransportLimits>;
 }
 
-/** decisions.md: requests in flight get up to 10 s to finish on shutdown. */
+/** docs/contract.md, "Shutdown": requests in flight get up to 10 s to finish on shutdown. */
 export const SHUTDOWN_GRACE_MS = 10_000;
 
 /** A `node:http` (or `node:https`) server serving the catalogue, with a graceful `shutdown`. */
@@ -37,7 +37,7 @@ function isHttpError(code: string | undefined): boolean {
 
 /**
  * Requests Node's parser refuses never reach the app; they still get an envelope when the socket
- * can be written (decisions.md, "Edge cases"), then the connection closes. node:https routes TLS
+ * can be written (docs/contract.md, "Transport"), then the connection closes. node:https routes TLS
  * failures (a handshake that times out or is garbage) here too: there is no channel to answer
  * on, and a write would wait forever for a handshake that never completes, so those are dropped.
  */

@@ -44,7 +44,7 @@ export const nodeFileLayer: FileLayer = {
   },
 };
 
-/** The catalogue is readable by its owner alone (decisions.md keeps secrets 0600 beside it). */
+/** The catalogue is readable by its owner alone (docs/contract.md, "Configuration", keeps secrets 0600 beside it). */
 export const FILE_MODE = 0o600;
 export const TEMP_SUFFIX = '.tmp';
 
