@@ -1,0 +1,198 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { delimiter, dirname, join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { killAll, MAIN, startMain, type RunningService } from './helpers/process.ts';
+import { fences, isSkipped, matchesShown, runnable, type RunnableBlock } from './helpers/readme-blocks.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+const temp = tempDirs('book-catalogue-readme-');
+/** Separates the shell's output into blocks and output groups; no example prints it. */
+const SEP = '\x1e';
+/** Generous: the examples talk to a local service, but the machine may be loaded. */
+const RUN_TIMEOUT_MS = 180_000;
+
+after(async () => {
+  await killAll();
+  await temp.removeAll();
+});
+
+/**
+ * A directory that looks like a fresh clone to the examples: the checkout's files (linked, with the
+ * built dist/ and node_modules/), but its own `data/` holding only `.gitkeep` at git's usual 0755,
+ * no `.env`, and `book-catalogue` on PATH as `npm install --global` would put it.
+ */
+async function freshClone(): Promise<{ dir: string; bin: string }> {
+  const dir = await temp.make();
+  for (const name of await readdir(ROOT)) {
+    if (name === 'data' || name === '.git' || name === '.env' || name.endsWith('.tgz')) continue;
+    await symlink(join(ROOT, name), join(dir, name));
+  }
+  await mkdir(join(dir, 'data'));
+  await chmod(join(dir, 'data'), 0o755);
+  await writeFile(join(dir, 'data', '.gitkeep'), '');
+  const bin = join(dir, '.readme-bin');
+  await mkdir(bin);
+  await writeFile(join(bin, 'book-catalogue'), `#!/bin/sh\nexec '${process.execPath}' '${MAIN}' "$@"\n`, { mode: 0o755 });
+  return { dir, bin };
+}
+
+interface Script {
+  text: string;
+  /** README line of each script line (1-based script lines; index 0 unused). */
+  readmeLines: number[];
+  blocks: RunnableBlock[];
+}
+
+/**
+ * One bash script for every runnable block, in README order. The examples talk to port 8080; the
+ * service under test has an ephemeral port, so `localhost:8080` and `127.0.0.1:8080` are rewritten
+ * to it. A command that fails is reported on fd 3, except curl's timeout (28) on a command with
+ * `--max-time`: that is how a stream example ends.
+ */
+function buildScript(port: number): Script {
+  const readmeLines = [0];
+  const out: string[] = [];
+  const add = (text: string, readmeLine: number): void => {
+    out.push(text);
+    readmeLines.push(readmeLine);
+  };
+  add('exec 2>&1', 0);
+  add(
+    `trap '__s=$?; if ! { [ "$__s" -eq 28 ] && [[ "$BASH_COMMAND" == *--max-time* ]]; }; then printf "%s\\t%s\\t%s\\n" "$LINENO" "$__s" "$BASH_COMMAND" >&3; fi' ERR`,
+    0,
+  );
+  const blocks: RunnableBlock[] = [];
+  for (const fence of fences(readme)) {
+    if (fence.lang !== 'sh' || isSkipped(fence)) continue;
+    const b = blocks.length;
+    const block = runnable(fence, (g) => `printf '${SEP}out ${b} ${g}${SEP}'`);
+    blocks.push(block);
+    add(`printf '${SEP}block ${b}${SEP}'`, block.readmeLine);
+    for (const line of block.lines) add(line.text.replace(/\b(localhost|127\.0\.0\.1):8080\b/g, `$1:${port}`), line.readmeLine);
+    add(`printf '${SEP}end ${b}${SEP}'`, block.readmeLine);
+  }
+  return { text: `${out.join('\n')}\n`, readmeLines, blocks };
+}
+
+interface ShellRun {
+  output: string;
+  failures: string;
+  timedOut: boolean;
+}
+
+function runShell(script: string, cwd: string, bin: string): Promise<ShellRun> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], {
+      cwd,
+      detached: true,
+      env: { PATH: [bin, dirname(process.execPath), process.env.PATH ?? ''].join(delimiter), HOME: process.env.HOME ?? cwd, LANG: 'C.UTF-8' },
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    let failures = '';
+    let timedOut = false;
+    child.stdout?.setEncoding('utf8').on('data', (s: string) => (output += s));
+    child.stderr?.setEncoding('utf8').on('data', (s: string) => (output += s));
+    (child.stdio[3] as NodeJS.ReadableStream).setEncoding('utf8').on('data', (s: string) => (failures += s));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      process.kill(-(child.pid as number), 'SIGKILL');
+    }, RUN_TIMEOUT_MS);
+    child.on('close', () => {
+      clearTimeout(timer);
+      resolve({ output, failures, timedOut });
+    });
+  });
+}
+
+/** Every difference between what the README shows and what its examples printed, one line each. */
+function problems(script: Script, run: ShellRun): string[] {
+  const found: string[] = [];
+  for (const line of run.failures.split('\n').filter(Boolean)) {
+    const [scriptLine, status, command] = line.split('\t');
+    found.push(`README line ${script.readmeLines[Number(scriptLine)] ?? '?'}: exit status ${status}: ${command}`);
+  }
+  const parts = run.output.split(SEP);
+  let block = -1;
+  let lastMarker = 'the start';
+  const seen = new Set<string>();
+  for (let i = 1; i < parts.length; i += 2) {
+    const marker = parts[i] as string;
+    const before = parts[i - 1] as string;
+    const [kind, b, g] = marker.split(' ');
+    lastMarker = marker;
+    seen.add(marker);
+    if (kind === 'block') block = Number(b);
+    if (kind === 'out') {
+      const group = (script.blocks[block] as RunnableBlock).outputs[Number(g)];
+      if (group !== undefined && !matchesShown(group.expected, before)) {
+        const hint = before.endsWith('\n') ? '' : ' (no newline at the end: curl needs -w \'\\n\')';
+        found.push(`README line ${group.readmeLine}: shows\n${group.expected.join('\n')}\nbut the commands above it printed${hint}\n${before}`);
+      }
+    }
+  }
+  if (run.timedOut) found.push(`the examples did not finish within ${RUN_TIMEOUT_MS / 1000} s; the last marker was ${lastMarker}; after it:\n${parts.at(-1)}`);
+  script.blocks.forEach((blockInfo, b) => {
+    if (!seen.has(`end ${b}`) && !run.timedOut) found.push(`the block at README line ${blockInfo.readmeLine} did not run to its end; output after ${lastMarker}:\n${parts.at(-1)}`);
+  });
+  return found;
+}
+
+describe('README examples, in order, against a fresh service', () => {
+  let service: RunningService;
+  let clone: { dir: string; bin: string };
+
+  it('every ```sh block runs and prints what the README shows under each command', async () => {
+    clone = await freshClone();
+    service = await startMain({ cwd: clone.dir, args: ['--port', '0', '--host', '127.0.0.1'], env: { HOME: process.env.HOME ?? clone.dir } });
+    const script = buildScript(service.port);
+    assert.ok(script.blocks.length >= 2, 'at least the walk-through and conditional writes blocks run');
+    await writeFile(join(clone.dir, '.readme-examples.sh'), script.text);
+    const run = await runShell(script.text, clone.dir, clone.bin);
+    assert.deepEqual(problems(script, run), []);
+  });
+
+  it('the service then stops cleanly on Ctrl-C (SIGINT)', async () => {
+    const exit = await service.stop('SIGINT');
+    assert.equal(exit.code, 0, exit.stderr);
+  });
+});
+
+describe('how the README examples are read', () => {
+  const fence = (lines: string[], above = ''): Parameters<typeof runnable>[0] => ({ lang: 'sh', line: 10, lines, above });
+
+  it('a whole-line comment under a command is its output; after a blank line or at the start, a note', () => {
+    const block = runnable(fence(['# a note', 'echo a', '# a', '# b', '', '# note', 'echo c   # trailing note', '# c']), (g) => `MARK ${g}`);
+    assert.deepEqual(
+      block.outputs.map((o) => o.expected),
+      [['a', 'b'], ['c']],
+    );
+    assert.deepEqual(
+      block.lines.map((l) => l.text),
+      ['# a note', 'echo a', 'MARK 0', '', '# note', 'echo c   # trailing note', 'MARK 1'],
+    );
+    assert.equal(block.outputs[0]?.readmeLine, 12);
+  });
+
+  it('… and ... match any text within a line, a line of … any lines; the trailing newline counts', () => {
+    assert.ok(matchesShown(['{"id":…}'], '{"id":3}\n'));
+    assert.ok(matchesShown(['a...b'], 'a--b\n'));
+    assert.ok(!matchesShown(['{"id":…}'], '{"id":3}'), 'an answer without its newline is not what a terminal shows');
+    assert.ok(matchesShown(['first', '…', 'last'], 'first\nx\ny\nlast\n'));
+    assert.ok(matchesShown(['first', '…', 'last'], 'first\nlast\n'));
+    assert.ok(!matchesShown(['a'], 'a\nb\n'));
+  });
+
+  it('a block is skipped only with a `<!-- not run` comment right above its fence', () => {
+    const [run, skipped] = fences('```sh\necho 1\n```\n<!-- not run: starts the service -->\n```sh\necho 2\n```\n');
+    assert.equal(run !== undefined && isSkipped(run), false);
+    assert.equal(skipped !== undefined && isSkipped(skipped), true);
+    assert.deepEqual(skipped?.lines, ['echo 2']);
+    assert.equal(skipped?.line, 6);
+  });
+});
