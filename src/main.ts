@@ -53,7 +53,8 @@ async function signingSecret(config: Config, dataDir: string, logger: Logger): P
   const secret = config.secretToken;
   if (secret === undefined) {
     const stored = await loadOrCreateSecret(dataDir, SECRET_FILE, 32);
-    logger.warn('SECRET_TOKEN is not set: using a generated secret kept in the data directory', { file: stored.path });
+    // The designed default, not a fault: nothing for a person to act on, so not a warning.
+    logger.debug('SECRET_TOKEN is not set: using the generated secret kept in the data directory', { file: stored.path });
     return stored.value;
   }
   if (Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
@@ -66,9 +67,10 @@ async function loginPassword(config: Config, dataDir: string): Promise<string> {
   if (config.password !== undefined) return config.password;
   const stored = await loadOrCreateSecret(dataDir, PASSWORD_FILE, 18);
   if (stored.created) {
-    // docs/contract.md, "Configuration": printed once, on the start that generated it, whatever the log level.
-    process.stdout.write(
-      `\nGenerated a password for user "${config.username}": ${stored.value}\n` +
+    // docs/contract.md, "Configuration": printed once, on the start that generated it, whatever the
+    // log level; on stderr, so that stdout holds JSON log lines only.
+    process.stderr.write(
+      `Generated a password for user "${config.username}": ${stored.value}\n` +
         `It is stored in ${stored.path} (mode 0600) and will not be shown again.\n` +
         `Set AUTH_PASSWORD (and AUTH_USERNAME) to use your own.\n\n`,
     );

@@ -147,9 +147,19 @@ describe('README examples, in order, against a fresh service', () => {
   let service: RunningService;
   let clone: { dir: string; bin: string };
 
-  it('every ```sh block runs and prints what the README shows under each command', async () => {
+  it("a fresh clone's first start prints exactly what Quick start shows, and stdout holds JSON lines only", async () => {
     clone = await freshClone();
     service = await startMain({ cwd: clone.dir, args: ['--port', '0', '--host', '127.0.0.1'], env: { HOME: process.env.HOME ?? clone.dir } });
+    const shown = fences(readme).find((f) => f.above.includes('what a first start prints'));
+    assert.ok(shown, 'Quick start shows the first start');
+    const { stdout, stderr } = service.output();
+    for (const line of stdout.split('\n').filter(Boolean)) assert.doesNotThrow(() => JSON.parse(line), `a JSON line: ${line}`);
+    // The README shows the default start (all interfaces, port 8080); tests listen on loopback only.
+    const printed = (stderr + stdout).replaceAll(`http://127.0.0.1:${service.port}`, 'http://[::]:8080').replaceAll(`"port":${service.port}`, '"port":8080');
+    assert.ok(matchesShown(shown.lines, printed), `Quick start shows\n${shown.lines.join('\n')}\nbut the first start printed\n${printed}`);
+  });
+
+  it('every ```sh block runs and prints what the README shows under each command', async () => {
     const script = buildScript(service.port);
     assert.ok(script.blocks.length >= 2, 'at least the walk-through and conditional writes blocks run');
     await writeFile(join(clone.dir, '.readme-examples.sh'), script.text);

@@ -97,7 +97,8 @@ async function restrictDataDir(dir: string, logger: Logger): Promise<void> {
   }
   try {
     await fsp.chmod(dir, 0o700);
-    logger.warn('the data directory was open to other users; made it 0700', fields);
+    // A fresh clone's ./data made private as designed: nothing for a person to act on.
+    logger.debug('the data directory was open to other users; made it 0700', fields);
   } catch (err) {
     // Not ours to change (another owner): the service still works, so say so and go on.
     logger.warn('the data directory is open to other users and could not be made 0700', { ...fields, err: err as Error });
