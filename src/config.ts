@@ -28,6 +28,8 @@ export interface Config {
   maxConnections: number;
   /** Origins allowed to call from a browser (`*`: any); absent: CORS off (docs/contract.md, "Cross-origin requests"). */
   corsOrigins?: string[];
+  /** The metrics listener (GET /metrics); absent: off. */
+  metrics?: { port: number; host: string };
 }
 
 /** What the command line asks for: help, version, serving, or a backup command. */
@@ -47,6 +49,8 @@ const DEFAULTS = {
   logLevel: 'info',
   username: 'admin',
   loginMaxFailures: DEFAULT_LOGIN_MAX_FAILURES,
+  /** Scrapes are for the operator's own network: loopback unless METRICS_HOST says otherwise. */
+  metricsHost: '127.0.0.1',
 } as const;
 
 const FLAGS = {
@@ -56,6 +60,8 @@ const FLAGS = {
   '--log-level': 'logLevel',
   '--tls-cert': 'tlsCert',
   '--tls-key': 'tlsKey',
+  '--metrics-port': 'metricsPort',
+  '--metrics-host': 'metricsHost',
 } as const;
 type FlagKey = (typeof FLAGS)[keyof typeof FLAGS];
 
@@ -70,6 +76,8 @@ Options:
   --log-level <lvl>  ${LOG_LEVELS.join(', ')} (env LOG_LEVEL, default ${DEFAULTS.logLevel})
   --tls-cert <file>  PEM certificate chain: serve HTTPS (env TLS_CERT_FILE; needs --tls-key)
   --tls-key <file>   PEM private key (env TLS_KEY_FILE; needs --tls-cert)
+  --metrics-port <n> serve GET /metrics (Prometheus) on this port (env METRICS_PORT; default off)
+  --metrics-host <addr>  address of the metrics listener (env METRICS_HOST, default ${DEFAULTS.metricsHost})
   -h, --help         print this help and exit
   -v, --version      print the version and exit
 
@@ -147,6 +155,7 @@ function resolveConfig(flags: Flags, env: EnvLookup): Config {
   const corsOrigins = parseCorsOrigins(env('CORS_ORIGINS') ?? '');
   const certFile = flags.tlsCert ?? env('TLS_CERT_FILE');
   const keyFile = flags.tlsKey ?? env('TLS_KEY_FILE');
+  const metricsPort = flags.metricsPort ?? env('METRICS_PORT');
   if ((certFile === undefined) !== (keyFile === undefined)) {
     throw new ConfigError('TLS needs both a certificate and a key: set TLS_CERT_FILE and TLS_KEY_FILE (or --tls-cert and --tls-key), or neither');
   }
@@ -163,6 +172,7 @@ function resolveConfig(flags: Flags, env: EnvLookup): Config {
     tls: certFile === undefined || keyFile === undefined ? undefined : { certFile, keyFile },
     maxConnections: connectionsText === undefined ? TRANSPORT_LIMITS.maxConnections : parsePositive('MAX_CONNECTIONS', connectionsText),
     ...(corsOrigins.length > 0 && { corsOrigins }),
+    ...(metricsPort !== undefined && { metrics: { port: parsePort(metricsPort), host: flags.metricsHost ?? env('METRICS_HOST') ?? DEFAULTS.metricsHost } }),
   };
 }
 

@@ -13,8 +13,12 @@ import { ConfigError, DataDirLockedError, StoreCorruptError } from './errors.ts'
 import { createServer, listen, type CatalogueServer } from './http/server.ts';
 import { batchLines, createLogger, type Logger } from './log.ts';
 import { isNotFound } from './store/durable-fs.ts';
+import { createMetrics, type CatalogueMetrics } from './metrics/catalogue-metrics.ts';
+import { createMetricsServer } from './metrics/listener.ts';
 import { openStore } from './store/open.ts';
+import type { StoreObserver } from './store/observer.ts';
 import type { BookStore } from './store/store.ts';
+import { packageVersion } from './version.ts';
 
 /** RFC 7518 §3.2: an HS256 key shorter than the hash output weakens it. */
 const MIN_SECRET_BYTES = 32;
@@ -31,11 +35,6 @@ function readDotenv(): string | undefined {
     if (isNotFound(err)) return undefined;
     throw new ConfigError(`cannot read .env: ${(err as Error).message}`);
   }
-}
-
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
 }
 
 /** A startup step that failed, carrying the one line to print; serve closes the store first. */
@@ -103,9 +102,9 @@ function startLogger(level: Config['logLevel']): Logger {
   return createLogger({ level, write: lines.write });
 }
 
-async function openDataDir(dataDir: string, logger: Logger): Promise<BookStore> {
+async function openDataDir(dataDir: string, logger: Logger, observer: StoreObserver | undefined): Promise<BookStore> {
   try {
-    return await openStore(dataDir, { logger });
+    return await openStore(dataDir, { logger, ...(observer !== undefined && { observer }) });
   } catch (err) {
     if (err instanceof DataDirLockedError || err instanceof StoreCorruptError) throw new StartupError(err.message);
     throw new StartupError(`cannot open data directory ${dataDir}: ${(err as Error).message}`);
@@ -117,7 +116,14 @@ interface Running {
   address: AddressInfo;
 }
 
-async function startServer(config: Config, store: BookStore, dataDir: string, tls: ReturnType<typeof readTls>, logger: Logger): Promise<Running> {
+async function startServer(
+  config: Config,
+  store: BookStore,
+  dataDir: string,
+  tls: ReturnType<typeof readTls>,
+  logger: Logger,
+  metrics: CatalogueMetrics | undefined,
+): Promise<Running> {
   const secrets = await resolveSecrets(config, dataDir, logger);
   let server;
   try {
@@ -132,6 +138,7 @@ async function startServer(config: Config, store: BookStore, dataDir: string, tl
       ...(tls !== undefined && { tls }),
       limits: { maxConnections: config.maxConnections },
       ...(config.corsOrigins !== undefined && { corsOrigins: config.corsOrigins }),
+      ...(metrics !== undefined && { metrics }),
     });
   } catch (err) {
     // Only a certificate or key OpenSSL cannot use makes this throw.
@@ -144,8 +151,28 @@ async function startServer(config: Config, store: BookStore, dataDir: string, tl
   }
 }
 
+/** The metrics listener, when METRICS_PORT asks for it: its own port, never the public one. */
+async function startMetrics(config: Config, metrics: CatalogueMetrics | undefined, logger: Logger): Promise<(() => void) | undefined> {
+  if (config.metrics === undefined || metrics === undefined) return undefined;
+  const { port, host } = config.metrics;
+  const server = createMetricsServer(metrics.registry);
+  let address: AddressInfo;
+  try {
+    address = await listen(server, port, host);
+  } catch (err) {
+    throw new StartupError(`cannot listen for metrics on ${host}:${port}: ${(err as Error).message}`);
+  }
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  logger.info(`metrics on http://${shown}:${address.port}/metrics`, { metricsPort: address.port });
+  return () => {
+    server.close();
+    server.closeAllConnections();
+    metrics.close();
+  };
+}
+
 /** SIGINT or SIGTERM drains the server; a second one exits at once. */
-function installSignalHandlers(server: CatalogueServer, logger: Logger): void {
+function installSignalHandlers(server: CatalogueServer, logger: Logger, stopMetrics: (() => void) | undefined): void {
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (signalled) {
@@ -156,6 +183,7 @@ function installSignalHandlers(server: CatalogueServer, logger: Logger): void {
     logger.info(`${signal} received: finishing requests in flight, then exiting`);
     server.shutdown().then(
       () => {
+        stopMetrics?.();
         logger.info('stopped cleanly');
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
@@ -180,21 +208,32 @@ async function serve(config: Config): Promise<void> {
   }
   const logger = startLogger(config.logLevel);
   const dataDir = resolve(config.dataDir);
+  const metrics = config.metrics === undefined ? undefined : createMetrics();
   let store: BookStore;
   let running: Running;
+  let stopMetrics: (() => void) | undefined;
   try {
-    store = await openDataDir(dataDir, logger);
+    store = await openDataDir(dataDir, logger, metrics?.storeObserver);
   } catch (err) {
+    metrics?.close();
     return fatal((err as StartupError).message);
   }
   try {
-    running = await startServer(config, store, dataDir, tls, logger);
+    running = await startServer(config, store, dataDir, tls, logger, metrics);
   } catch (err) {
+    metrics?.close();
     await store.close();
     return fatal((err as StartupError).message);
   }
   const { server, address } = running;
-  installSignalHandlers(server, logger);
+  try {
+    stopMetrics = await startMetrics(config, metrics, logger);
+  } catch (err) {
+    metrics?.close();
+    await server.shutdown();
+    return fatal((err as StartupError).message);
+  }
+  installSignalHandlers(server, logger, stopMetrics);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const scheme = tls === undefined ? 'http' : 'https';
   // Only now: a supervisor that signals as soon as it reads this line must find the handlers set.
@@ -214,7 +253,7 @@ async function main(): Promise<void> {
     throw err;
   }
   if (command.kind === 'help') process.stdout.write(USAGE);
-  else if (command.kind === 'version') process.stdout.write(`${version()}\n`);
+  else if (command.kind === 'version') process.stdout.write(`${packageVersion()}\n`);
   else if (command.kind === 'export' || command.kind === 'import') process.exitCode = await runBackupCommand(command, process);
   else await serve(command.config);
 }

@@ -12,10 +12,15 @@ const ROUTES: RouteDefinition<string>[] = [
   { method: 'GET', pattern: '/a/{x}/b/{y}', handler: 'two-params' },
 ];
 
+/** The pattern a handler was registered under: what the metrics' route label is. */
+function patternOf(handler: string): string {
+  return (ROUTES.find((r) => r.handler === handler) as RouteDefinition<string>).pattern;
+}
+
 describe('Router (no HTTP)', () => {
   const router = new Router(ROUTES);
 
-  describe('match(method, path) finds the handler and the parameters', () => {
+  describe('match(method, path) finds the handler, the parameters and the pattern', () => {
     const rows: { method: string; path: string; handler: string; params: string[] }[] = [
       { method: 'POST', path: '/token', handler: 'token', params: [] },
       { method: 'GET', path: '/books', handler: 'list', params: [] },
@@ -31,24 +36,24 @@ describe('Router (no HTTP)', () => {
     ];
     for (const row of rows) {
       it(`${row.method} ${row.path} → ${row.handler} ${JSON.stringify(row.params)}`, () => {
-        assert.deepEqual(router.match(row.method, row.path), { kind: 'found', handler: row.handler, params: row.params });
+        assert.deepEqual(router.match(row.method, row.path), { kind: 'found', handler: row.handler, params: row.params, pattern: patternOf(row.handler) });
       });
     }
   });
 
-  describe('a known path with another method: the sorted Allow list, HEAD included where GET is', () => {
-    const rows: { method: string; path: string; allow: string }[] = [
-      { method: 'PATCH', path: '/book/1', allow: 'DELETE, GET, HEAD, PUT' },
-      { method: 'POST', path: '/books', allow: 'GET, HEAD' },
-      { method: 'GET', path: '/book', allow: 'POST' },
-      { method: 'GET', path: '/book/', allow: 'POST' },
-      { method: 'HEAD', path: '/token', allow: 'POST' },
-      { method: 'OPTIONS', path: '/a/1/b/2', allow: 'GET, HEAD' },
-      { method: 'get', path: '/books', allow: 'GET, HEAD' },
+  describe('a known path with another method: the sorted Allow list, HEAD included where GET is, and the pattern', () => {
+    const rows: { method: string; path: string; allow: string; pattern: string }[] = [
+      { method: 'PATCH', path: '/book/1', allow: 'DELETE, GET, HEAD, PUT', pattern: '/book/{id}' },
+      { method: 'POST', path: '/books', allow: 'GET, HEAD', pattern: '/books' },
+      { method: 'GET', path: '/book', allow: 'POST', pattern: '/book' },
+      { method: 'GET', path: '/book/', allow: 'POST', pattern: '/book' },
+      { method: 'HEAD', path: '/token', allow: 'POST', pattern: '/token' },
+      { method: 'OPTIONS', path: '/a/1/b/2', allow: 'GET, HEAD', pattern: '/a/{x}/b/{y}' },
+      { method: 'get', path: '/books', allow: 'GET, HEAD', pattern: '/books' },
     ];
     for (const row of rows) {
       it(`${row.method} ${row.path} → Allow: ${row.allow}`, () => {
-        assert.deepEqual(router.match(row.method, row.path), { kind: 'method', allow: row.allow });
+        assert.deepEqual(router.match(row.method, row.path), { kind: 'method', allow: row.allow, pattern: row.pattern });
       });
     }
   });
@@ -81,7 +86,7 @@ describe('Router (no HTTP)', () => {
 
   it('a root route matches only /', () => {
     const root = new Router([{ method: 'GET', pattern: '/', handler: 'root' }]);
-    assert.deepEqual(root.match('GET', '/'), { kind: 'found', handler: 'root', params: [] });
+    assert.deepEqual(root.match('GET', '/'), { kind: 'found', handler: 'root', params: [], pattern: '/' });
     assert.deepEqual(root.match('GET', '/x'), { kind: 'none' });
   });
 });

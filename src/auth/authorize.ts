@@ -3,7 +3,7 @@ import { MESSAGES } from '../errors.ts';
 import { encodedReply } from '../http/respond.ts';
 import type { Reply } from '../http/route.ts';
 import type { Logger } from '../log.ts';
-import { TokenError, verifyToken } from './jwt.ts';
+import { TokenError, verifyToken, type TokenFailure } from './jwt.ts';
 import { TokenCache } from './token-cache.ts';
 
 /** `Bearer <token>` (scheme in any case) or the bare token (docs/contract.md, "Authentication"); '' when absent or blank. */
@@ -24,23 +24,29 @@ export interface AuthorizerOptions {
   keys: readonly Uint8Array[];
   nowSeconds: () => number;
   logger: Logger;
+  /** Told why each 401 was given (metrics): no token at all, or the verifier's reason. */
+  onRejected?: ((reason: TokenFailure | 'missing') => void) | undefined;
 }
 
 /** undefined when the request may proceed, otherwise its 401 (a reply, not a throw: this is the hot path). */
 export type Authorizer = (req: IncomingMessage, reqId: string) => Reply | undefined;
 
 /** The check for protected routes (docs/contract.md, "Authentication"), with verified tokens cached until they expire. */
-export function createAuthorizer({ keys, nowSeconds, logger }: AuthorizerOptions): Authorizer {
+export function createAuthorizer({ keys, nowSeconds, logger, onRejected }: AuthorizerOptions): Authorizer {
   const tokens = new TokenCache((token, at) => verifyToken(token, keys, at));
   return (req, reqId) => {
     const token = tokenFrom(req.headers.authorization);
-    if (token === '') return TOKEN_REQUIRED;
+    if (token === '') {
+      onRejected?.('missing');
+      return TOKEN_REQUIRED;
+    }
     try {
       tokens.check(token, nowSeconds());
       return undefined;
     } catch (err) {
       if (err instanceof TokenError) {
         logger.debug('token rejected', { reqId, reason: err.reason });
+        onRejected?.(err.reason);
         return INVALID_TOKEN;
       }
       throw err;

@@ -14,12 +14,15 @@ export interface TokenRouteOptions {
   throttle: LoginThrottle;
   nowSeconds: () => number;
   logger: Logger;
+  /** Told of every 401 Invalid credentials and every 429 (metrics). */
+  onLoginFailed?: (() => void) | undefined;
+  onThrottled?: (() => void) | undefined;
 }
 
 /** POST /token (docs/contract.md, "Logins" and "Login throttling"). */
 export function tokenRoute(options: TokenRouteOptions): RouteDefinition<Route> {
   const matches = createCredentialCheck(options.username, options.password);
-  const { throttle, signingKey, nowSeconds, logger } = options;
+  const { throttle, signingKey, nowSeconds, logger, onLoginFailed, onThrottled } = options;
   // A token is a pure function of (subject, iat), and only the configured subject logs in: the one
   // signed this second answers every login this second, so a login burst costs one HMAC a second.
   let issued = { iat: Number.NaN, data: '' };
@@ -30,12 +33,16 @@ export function tokenRoute(options: TokenRouteOptions): RouteDefinition<Route> {
       auth: false,
       async handle({ req, clientAddress }): Promise<Reply> {
         const wait = throttle.retryAfter(clientAddress);
-        if (wait > 0) throw new HttpError(429, MESSAGES.tooManyLoginAttempts, { 'retry-after': String(wait) });
+        if (wait > 0) {
+          onThrottled?.();
+          throw new HttpError(429, MESSAGES.tooManyLoginAttempts, { 'retry-after': String(wait) });
+        }
         const body = await readJsonObject(req, MESSAGES.invalidRequestPayload);
         const { username, password } = body;
         if (typeof username !== 'string' || typeof password !== 'string') throw new HttpError(400, MESSAGES.invalidRequestPayload);
         if (!matches(username, password)) {
           throttle.recordFailure(clientAddress);
+          onLoginFailed?.();
           throw new HttpError(401, MESSAGES.invalidCredentials);
         }
         const iat = Math.floor(nowSeconds());

@@ -5,10 +5,11 @@ import { createLoginThrottle, DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttl
 import { bookRoutes } from '../books/routes.ts';
 import { ConfigError, HttpError, MESSAGES } from '../errors.ts';
 import { silentLogger, type Logger } from '../log.ts';
+import type { CatalogueMetrics } from '../metrics/catalogue-metrics.ts';
 import type { BookStore } from '../store/store.ts';
 import { createCors } from './cors.ts';
 import { DEFAULT_SERVER_URL, openApiRoute } from './openapi.ts';
-import { createReplyWriter } from './reply-writer.ts';
+import { createReplyWriter, UNMATCHED_ROUTE } from './reply-writer.ts';
 import { encodedReply } from './respond.ts';
 import { pathOf, requestIdFrom } from './request.ts';
 import type { Reply, RequestContext, Route } from './route.ts';
@@ -39,6 +40,8 @@ export interface AppOptions {
    * `.`, relative to the document's own URL, right wherever /openapi.json is served beside the routes.
    */
   mountPath?: string;
+  /** Where requests, logins, token refusals and connections are counted (see `createMetrics`); default: nowhere. */
+  metrics?: CatalogueMetrics;
 }
 
 /** A `(req, res)` handler for any `node:http` or `node:https` server. */
@@ -104,18 +107,21 @@ export function createApp(options: AppOptions): App {
       throttle: createLoginThrottle(options.loginMaxFailures ?? DEFAULT_LOGIN_MAX_FAILURES, now),
       nowSeconds,
       logger,
+      onLoginFailed: options.metrics?.auth.loginFailed,
+      onThrottled: options.metrics?.auth.loginThrottled,
     }),
     ...bookRoutes(store),
     healthRoute(() => app.draining),
     openApiRoute(serverUrl(options.mountPath)),
   ]);
-  const authorize = createAuthorizer({ keys, nowSeconds, logger });
+  const authorize = createAuthorizer({ keys, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });
   const cors = createCors(options.corsOrigins ?? []);
-  const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining });
+  const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining, requests: options.metrics?.requests });
 
   const app = ((req: IncomingMessage, res: ServerResponse): void => {
     const start = performance.now();
     const reqId = requestIdFrom(req);
+    let pattern = UNMATCHED_ROUTE;
     try {
       // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400; answered here, in the envelope.
       if (req.headers.host === undefined && req.httpVersion === '1.1') throw new HttpError(400, MESSAGES.badRequest, { connection: 'close' });
@@ -124,31 +130,32 @@ export function createApp(options: AppOptions): App {
       // (a captured stack) costs ~3 µs, like the 401s.
       const match = router.match(req.method as string, pathOf(req.url as string));
       if (match.kind === 'none') {
-        send(req, res, reqId, start, NOT_FOUND);
+        send(req, res, reqId, start, NOT_FOUND, pattern);
         return;
       }
+      pattern = match.pattern;
       if (match.kind === 'method') {
         const preflight = cors?.preflightHeaders(req, match.allow);
-        send(req, res, reqId, start, preflight === undefined ? methodNotAllowed(match.allow) : { status: 200, message: MESSAGES.ok, data: 'null', headers: preflight });
+        send(req, res, reqId, start, preflight === undefined ? methodNotAllowed(match.allow) : { status: 200, message: MESSAGES.ok, data: 'null', headers: preflight }, pattern);
         return;
       }
       const route = match.handler;
       const refused = route.auth ? authorize(req, reqId) : undefined;
       if (refused !== undefined) {
-        send(req, res, reqId, start, refused);
+        send(req, res, reqId, start, refused, pattern);
         return;
       }
       const ctx: RequestContext = { req, params: match.params, clientAddress: req.socket.remoteAddress ?? '' };
       const result = route.handle(ctx);
       if (result instanceof Promise) {
         result
-          .then((reply) => send(req, res, reqId, start, reply))
-          .catch((err: unknown) => fail(req, res, reqId, start, err));
+          .then((reply) => send(req, res, reqId, start, reply, match.pattern))
+          .catch((err: unknown) => fail(req, res, reqId, start, err, match.pattern));
       } else {
-        send(req, res, reqId, start, result);
+        send(req, res, reqId, start, result, pattern);
       }
     } catch (err) {
-      fail(req, res, reqId, start, err);
+      fail(req, res, reqId, start, err, pattern);
     }
   }) as App;
   app.draining = false;

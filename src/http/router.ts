@@ -11,9 +11,9 @@ export interface RouteDefinition<H> {
 }
 
 export type Match<H> =
-  | { kind: 'found'; handler: H; params: readonly string[] }
+  | { kind: 'found'; handler: H; params: readonly string[]; pattern: string }
   /** The path exists but not with this method: 405 with this `Allow` value. */
-  | { kind: 'method'; allow: string }
+  | { kind: 'method'; allow: string; pattern: string }
   | { kind: 'none' };
 
 interface CompiledPath<H> {
@@ -64,8 +64,8 @@ export class Router<H> {
       if (compiled === undefined) return NONE;
     }
     const handler = compiled.handlers.get(method === 'HEAD' ? 'GET' : method);
-    if (handler === undefined) return { kind: 'method', allow: compiled.allow };
-    return { kind: 'found', handler, params };
+    if (handler === undefined) return { kind: 'method', allow: compiled.allow, pattern: compiled.pattern };
+    return { kind: 'found', handler, params, pattern: compiled.pattern };
   }
 
   #add(route: RouteDefinition<H>): void {

@@ -3,7 +3,9 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { MESSAGES } from '../errors.ts';
+import { silentLogger } from '../log.ts';
 import { createApp, type App, type AppOptions } from './app.ts';
+import { watchConnections } from './connections.ts';
 import { TRANSPORT_LIMITS, type TransportLimits } from './limits.ts';
 import { rawEnvelope } from './respond.ts';
 
@@ -97,6 +99,12 @@ export function createServer(options: ServerOptions): CatalogueServer {
     tls === undefined ? createHttpServer(http, app) : createHttpsServer({ ...http, ...tls, handshakeTimeout: limits.headersTimeoutMs }, app);
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxConnections = limits.maxConnections;
+  watchConnections(server, {
+    logger: appOptions.logger ?? silentLogger,
+    now: appOptions.now ?? Date.now,
+    maxConnections: limits.maxConnections,
+    events: appOptions.metrics?.connections,
+  });
   server.on('clientError', answerClientError);
   // RFC 9110 §10.1.1: a server MAY ignore an expectation other than 100-continue; Node's default
   // is a bare 417 without the envelope, so the request is served as if it had none.

@@ -96,6 +96,7 @@ export class Compactor {
     if (!this.wanted()) return;
     const requests = this.#requests;
     this.#requests = [];
+    const start = performance.now();
     let header: SnapshotHeader;
     try {
       header = await this.#rotate();
@@ -106,7 +107,10 @@ export class Compactor {
     // Never rejects: #failed settles the requests before it logs, so a throwing logger loses nothing.
     this.#running = this.#snapshot(header)
       .then(
-        () => requests.forEach((r) => r.resolve()),
+        () => {
+          requests.forEach((r) => r.resolve());
+          this.#s.observer.compacted((performance.now() - start) / 1000);
+        },
         (err: unknown) => this.#failed(err, requests),
       )
       .catch(() => {})

@@ -135,10 +135,15 @@ async function makeDir(dir: string): Promise<boolean> {
   }
 }
 
-/** Appends and returns only once fdatasync has returned: the durable acknowledgement rule. */
-export async function appendAndSync(handle: FileHandleLike, bytes: Uint8Array): Promise<void> {
+/**
+ * Appends and returns only once fdatasync has returned: the durable acknowledgement rule.
+ * Resolves with the seconds the fdatasync took (the store reports them as a metric).
+ */
+export async function appendAndSync(handle: FileHandleLike, bytes: Uint8Array): Promise<number> {
   await writeAll(handle, bytes);
+  const start = performance.now();
   await handle.datasync();
+  return (performance.now() - start) / 1000;
 }
 
 /**

@@ -4,6 +4,7 @@ import { COMPACTION_DEFAULTS, type CompactionOptions } from './compaction.ts';
 import { createForAppend, FILE_MODE, makeDataDir, nodeFileLayer, unlinkIfPresent, type FileHandleLike, type FileLayer } from './durable-fs.ts';
 import { journalName } from './journal.ts';
 import { acquireLock } from './lock.ts';
+import { NO_STORE_OBSERVER, type StoreObserver } from './observer.ts';
 import { loadCatalogue, type LoadedCatalogue } from './recovery.ts';
 import type { ActiveJournal } from './state.ts';
 import { FileBookStore, type DurableBookStore } from './store.ts';
@@ -14,6 +15,8 @@ export interface StoreOptions {
   /** The file system calls the store makes; tests inject slow or failing ones. */
   fs?: FileLayer;
   compaction?: Partial<CompactionOptions>;
+  /** Told of every commit, write failure and compaction (metrics: `createMetrics().storeObserver`). */
+  observer?: StoreObserver;
 }
 
 /**
@@ -32,8 +35,11 @@ export async function openStore(dir: string, options: StoreOptions = {}): Promis
     await repair(fs, dir, loaded, logger);
     const journal = await activeJournal(fs, dir, loaded);
     const older = loaded.journals.filter((j) => j.name !== journal.name);
-    const state = { dir, fs, logger, index: loaded.index, nextId: loaded.nextId, seq: loaded.seq, journal, older, snapshotBytes: loaded.snapshotBytes, release };
-    return new FileBookStore(state, { ...COMPACTION_DEFAULTS, ...options.compaction });
+    const observer = options.observer ?? NO_STORE_OBSERVER;
+    const state = { dir, fs, logger, observer, index: loaded.index, nextId: loaded.nextId, seq: loaded.seq, journal, older, snapshotBytes: loaded.snapshotBytes, release };
+    const store = new FileBookStore(state, { ...COMPACTION_DEFAULTS, ...options.compaction });
+    observer.opened(store);
+    return store;
   } catch (err) {
     await release();
     throw err;

@@ -1,6 +1,7 @@
 import type { Logger } from '../log.ts';
 import type { BookIndex } from './book-index.ts';
 import type { FileHandleLike, FileLayer } from './durable-fs.ts';
+import type { StoreObserver } from './observer.ts';
 
 export interface JournalFile {
   name: string;
@@ -17,6 +18,7 @@ export interface StoreState {
   dir: string;
   fs: FileLayer;
   logger: Logger;
+  observer: StoreObserver;
   index: BookIndex;
   nextId: number;
   seq: number;

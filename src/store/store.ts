@@ -240,8 +240,9 @@ export class FileBookStore implements DurableBookStore {
     );
     if (text !== '') {
       const bytes = Buffer.from(text, 'utf8');
+      let syncSeconds: number;
       try {
-        await appendAndSync(s.journal.handle, bytes);
+        syncSeconds = await appendAndSync(s.journal.handle, bytes);
       } catch (cause) {
         await this.#undoFailedWrite(batch, cause);
         return () => {};
@@ -249,6 +250,7 @@ export class FileBookStore implements DurableBookStore {
       s.journal.bytes += bytes.length;
       this.#stats.batches++;
       this.#stats.records += seq - s.seq;
+      s.observer.committed(seq - s.seq, syncSeconds);
     }
     for (const [id, json] of changes) {
       if (json === null) s.index.delete(id);
@@ -272,6 +274,7 @@ export class FileBookStore implements DurableBookStore {
     this.#inFlight = waiting;
     this.#queue = [];
     s.logger.error('journal write failed; the changes waiting for it were not applied', { err: cause as Error, changes: waiting.length });
+    s.observer.writeFailed();
     try {
       await s.journal.handle.truncate(s.journal.bytes);
       await s.journal.handle.datasync();

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger, createServer, listen, openStore, type CatalogueServer, type LogLevel, type ServerOptions } from '../../src/index.ts';
+import { createLogger, createServer, listen, openStore, type CatalogueServer, type LogLevel, type ServerOptions, type StoreOptions } from '../../src/index.ts';
 import { signToken } from '../../src/auth/jwt.ts';
 
 export const TEST_SECRET = 'test-secret-that-is-at-least-32-bytes-long!';
@@ -49,15 +49,17 @@ export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'log
   /** Reuse an existing data directory (for restart tests). */
   dataDir?: string;
   logLevel?: LogLevel;
+  /** Passed to openStore (a failing file layer, compaction sizes); with `metrics`, its observer is added. */
+  storeOptions?: Omit<StoreOptions, 'logger'>;
 }
 
 /** Starts the service in-process on an ephemeral port with its own temporary data directory. */
 export async function startApp(options: StartOptions = {}): Promise<TestApp> {
-  const { dataDir: givenDir, logLevel = 'debug', ...appOptions } = options;
+  const { dataDir: givenDir, logLevel = 'debug', storeOptions, ...appOptions } = options;
   const dataDir = givenDir ?? (await mkdtemp(join(tmpdir(), 'book-catalogue-test-')));
   const logs: string[] = [];
   const logger = createLogger({ level: logLevel, write: (line) => logs.push(line) });
-  const store = await openStore(dataDir, { logger });
+  const store = await openStore(dataDir, { logger, ...storeOptions, ...(appOptions.metrics !== undefined && { observer: appOptions.metrics.storeObserver }) });
   const secret = appOptions.secret ?? TEST_SECRET;
   const server = createServer({
     secret,
