@@ -96,6 +96,8 @@ Flags win over environment variables, which win over a .env file in the working 
 type Flags = Partial<Record<FlagKey, string>>;
 /** A variable from the environment, else from `.env`; empty counts as unset. */
 type EnvLookup = (key: string) => string | undefined;
+/** Where a setting's value came from, as a person would look for it: `--port`, `PORT` or `PORT in .env`. */
+type Origin = (flag: FlagKey | undefined, key: string) => string;
 
 /**
  * Turns argv, the environment and `.env` text into a command. Pure: it reads no globals, so every
@@ -111,7 +113,15 @@ export function parseCommand(sources: ConfigSources): Command {
   if (args[0] === 'export' || args[0] === 'import') return parseBackupCommand(args, env('DATA_DIR') ?? DEFAULTS.dataDir);
   const flags = parseFlags(args);
   if (flags === 'help' || flags === 'version') return { kind: flags };
-  return { kind: 'serve', config: resolveConfig(flags, env) };
+  const origin: Origin = (flag, key) => {
+    if (flag !== undefined && flags[flag] !== undefined) return flagName(flag);
+    return sources.env[key] === undefined && fileEnv[key] !== undefined ? `${key} in .env` : key;
+  };
+  return { kind: 'serve', config: resolveConfig(flags, env, origin) };
+}
+
+function flagName(key: FlagKey): string {
+  return Object.entries(FLAGS).find(([, k]) => k === key)?.[0] as string;
 }
 
 /** The serve flags by name, or help/version as soon as either appears (what follows is not read). */
@@ -144,15 +154,20 @@ function parseFlags(args: readonly string[]): Flags | 'help' | 'version' {
 }
 
 /** Flags win over the environment, which wins over `.env`, which wins over the defaults. */
-function resolveConfig(flags: Flags, env: EnvLookup): Config {
+function resolveConfig(flags: Flags, env: EnvLookup, origin: Origin): Config {
   const portText = flags.port ?? env('PORT');
   const logLevel = flags.logLevel ?? env('LOG_LEVEL') ?? DEFAULTS.logLevel;
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    throw new ConfigError(`invalid log level ${JSON.stringify(logLevel)}: expected one of ${LOG_LEVELS.join(', ')}`);
+    throw new ConfigError(`invalid log level ${JSON.stringify(logLevel)} (${origin('logLevel', 'LOG_LEVEL')}): expected one of ${LOG_LEVELS.join(', ')}`);
   }
   const failuresText = env('LOGIN_MAX_FAILURES');
   const connectionsText = env('MAX_CONNECTIONS');
-  const corsOrigins = parseCorsOrigins(env('CORS_ORIGINS') ?? '');
+  let corsOrigins;
+  try {
+    corsOrigins = parseCorsOrigins(env('CORS_ORIGINS') ?? '');
+  } catch (err) {
+    throw origin(undefined, 'CORS_ORIGINS') === 'CORS_ORIGINS' ? err : new ConfigError(`${(err as Error).message} (CORS_ORIGINS in .env)`);
+  }
   const certFile = flags.tlsCert ?? env('TLS_CERT_FILE');
   const keyFile = flags.tlsKey ?? env('TLS_KEY_FILE');
   const metricsPort = flags.metricsPort ?? env('METRICS_PORT');
@@ -160,7 +175,7 @@ function resolveConfig(flags: Flags, env: EnvLookup): Config {
     throw new ConfigError('TLS needs both a certificate and a key: set TLS_CERT_FILE and TLS_KEY_FILE (or --tls-cert and --tls-key), or neither');
   }
   return {
-    port: portText === undefined ? DEFAULTS.port : parsePort(portText),
+    port: portText === undefined ? DEFAULTS.port : parsePort(portText, origin('port', 'PORT')),
     host: flags.host ?? env('HOST'),
     dataDir: flags.dataDir ?? env('DATA_DIR') ?? DEFAULTS.dataDir,
     logLevel: logLevel as LogLevel,
@@ -168,28 +183,27 @@ function resolveConfig(flags: Flags, env: EnvLookup): Config {
     secretTokenPrevious: env('SECRET_TOKEN_PREVIOUS'),
     username: env('AUTH_USERNAME') ?? DEFAULTS.username,
     password: env('AUTH_PASSWORD'),
-    loginMaxFailures: failuresText === undefined ? DEFAULTS.loginMaxFailures : parseCount('LOGIN_MAX_FAILURES', failuresText),
+    loginMaxFailures:
+      failuresText === undefined ? DEFAULTS.loginMaxFailures : parseWhole('failed-login limit', failuresText, 0, origin(undefined, 'LOGIN_MAX_FAILURES')),
     tls: certFile === undefined || keyFile === undefined ? undefined : { certFile, keyFile },
-    maxConnections: connectionsText === undefined ? TRANSPORT_LIMITS.maxConnections : parsePositive('MAX_CONNECTIONS', connectionsText),
+    maxConnections:
+      connectionsText === undefined ? TRANSPORT_LIMITS.maxConnections : parseWhole('connection limit', connectionsText, 1, origin(undefined, 'MAX_CONNECTIONS')),
     ...(corsOrigins.length > 0 && { corsOrigins }),
-    ...(metricsPort !== undefined && { metrics: { port: parsePort(metricsPort), host: flags.metricsHost ?? env('METRICS_HOST') ?? DEFAULTS.metricsHost } }),
+    ...(metricsPort !== undefined && { metrics: { port: parsePort(metricsPort, origin('metricsPort', 'METRICS_PORT')), host: flags.metricsHost ?? env('METRICS_HOST') ?? DEFAULTS.metricsHost } }),
   };
 }
 
-function parsePort(text: string): number {
+function parsePort(text: string, from: string): number {
   const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
-  if (!(port <= 65535)) throw new ConfigError(`invalid port ${JSON.stringify(text)}: expected a whole number from 0 to 65535`);
+  if (!(port <= 65535)) throw new ConfigError(`invalid port ${JSON.stringify(text)} (${from}): expected a whole number from 0 to 65535`);
   return port;
 }
 
-function parsePositive(name: string, text: string): number {
-  const n = parseCount(name, text);
-  if (n === 0) throw new ConfigError(`invalid ${name} "0": expected a whole number, 1 or more`);
-  return n;
-}
-
-function parseCount(name: string, text: string): number {
-  const n = /^\d{1,9}$/.test(text) ? Number(text) : NaN;
-  if (Number.isNaN(n)) throw new ConfigError(`invalid ${name} ${JSON.stringify(text)}: expected a whole number, 0 or more`);
+/** Decimal digits naming a safe integer of at least `min`; the message says exactly that, whatever was wrong. */
+function parseWhole(what: string, text: string, min: number, from: string): number {
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(Number.isSafeInteger(n) && n >= min)) {
+    throw new ConfigError(`invalid ${what} ${JSON.stringify(text)} (${from}): expected a whole number from ${min} to ${Number.MAX_SAFE_INTEGER}`);
+  }
   return n;
 }

@@ -8,6 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { loadOrCreateSecret, PASSWORD_FILE, SECRET_FILE } from './auth/secrets.ts';
 import { runBackupCommand } from './cli/backup.ts';
+import { malformedDotenvLines } from './cli/dotenv-lines.ts';
+import { readTlsFiles } from './cli/tls-files.ts';
 import { parseCommand, USAGE, type Config } from './config.ts';
 import { ConfigError, DataDirLockedError, StoreCorruptError } from './errors.ts';
 import { createServer, listen, type CatalogueServer } from './http/server.ts';
@@ -77,19 +79,6 @@ async function loginPassword(config: Config, dataDir: string): Promise<string> {
   return stored.value;
 }
 
-/** PEM files are read once at startup; a missing or unreadable one stops startup with one line. */
-function readTls(files: Config['tls']): { cert: Buffer; key: Buffer } | undefined {
-  if (files === undefined) return undefined;
-  const read = (what: string, file: string): Buffer => {
-    try {
-      return readFileSync(file);
-    } catch (err) {
-      throw new ConfigError(`cannot read TLS ${what} ${file}: ${(err as Error).message}`);
-    }
-  };
-  return { cert: read('certificate', files.certFile), key: read('key', files.keyFile) };
-}
-
 /** JSON log lines on stdout, batched; flushed on exit. */
 function startLogger(level: Config['logLevel']): Logger {
   // A log reader that went away (EPIPE) must not take the service down with it; other errors still do.
@@ -120,7 +109,7 @@ async function startServer(
   config: Config,
   store: BookStore,
   dataDir: string,
-  tls: ReturnType<typeof readTls>,
+  tls: ReturnType<typeof readTlsFiles> | undefined,
   logger: Logger,
   metrics: CatalogueMetrics | undefined,
 ): Promise<Running> {
@@ -141,8 +130,8 @@ async function startServer(
       ...(metrics !== undefined && { metrics }),
     });
   } catch (err) {
-    // Only a certificate or key OpenSSL cannot use makes this throw.
-    throw new StartupError(`cannot use the TLS certificate or key: ${(err as Error).message}`);
+    // Only a certificate or key OpenSSL cannot use makes this throw (readTlsFiles checked the usual faults).
+    throw new StartupError(`cannot use the TLS certificate ${config.tls?.certFile} or key ${config.tls?.keyFile}: ${(err as Error).message}`);
   }
   try {
     return { server, address: await listen(server, config.port, config.host) };
@@ -199,14 +188,15 @@ function installSignalHandlers(server: CatalogueServer, logger: Logger, stopMetr
   process.on('SIGTERM', onSignal);
 }
 
-async function serve(config: Config): Promise<void> {
+async function serve(config: Config, warnings: readonly string[]): Promise<void> {
   let tls;
   try {
-    tls = readTls(config.tls);
+    tls = config.tls === undefined ? undefined : readTlsFiles(config.tls);
   } catch (err) {
     return fatal((err as Error).message);
   }
   const logger = startLogger(config.logLevel);
+  for (const warning of warnings) logger.warn(warning);
   const dataDir = resolve(config.dataDir);
   const metrics = config.metrics === undefined ? undefined : createMetrics();
   let store: BookStore;
@@ -242,8 +232,12 @@ async function serve(config: Config): Promise<void> {
 
 async function main(): Promise<void> {
   let command;
+  let warnings: string[];
   try {
-    command = parseCommand({ argv: process.argv.slice(2), env: process.env, dotenv: readDotenv() });
+    const dotenv = readDotenv();
+    command = parseCommand({ argv: process.argv.slice(2), env: process.env, dotenv });
+    // Node's .env parser skips such lines silently; a typo must not leave a default in force unsaid.
+    warnings = malformedDotenvLines(dotenv ?? '').map((line) => `.env line ${line} is not NAME=value: ignored`);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`book-catalogue: ${err.message}\n`);
@@ -254,8 +248,10 @@ async function main(): Promise<void> {
   }
   if (command.kind === 'help') process.stdout.write(USAGE);
   else if (command.kind === 'version') process.stdout.write(`${packageVersion()}\n`);
-  else if (command.kind === 'export' || command.kind === 'import') process.exitCode = await runBackupCommand(command, process);
-  else await serve(command.config);
+  else if (command.kind === 'export' || command.kind === 'import') {
+    for (const warning of warnings) process.stderr.write(`book-catalogue: warning: ${warning}\n`);
+    process.exitCode = await runBackupCommand(command, process);
+  } else await serve(command.config, warnings);
 }
 
 main().catch((err: unknown) => {

@@ -7,7 +7,7 @@ import { setImmediate as setImmediateAsync } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { signToken } from '../src/auth/jwt.ts';
 import { openConnection } from './helpers/raw.ts';
-import { killAll, launchMain, runMain, startMain, type Exit, type RunningService } from './helpers/process.ts';
+import { killAll, launchMain, outputMatching, runMain, startMain, type Exit, type RunningService } from './helpers/process.ts';
 
 const SECRET = 'cli-test-secret-that-is-32-bytes-or-more';
 const PASSWORD = 'cli-test-password';
@@ -155,7 +155,7 @@ describe('the command line (decisions.md "Configuration")', { concurrency: true,
   it('first start: generated secret and password kept with mode 0600, the password printed once; reused later', async () => {
     const cwd = await freshDir();
     const first = await startMain({ cwd, args: LOCAL });
-    const out1 = first.output().stderr;
+    const out1 = await outputMatching(first, 'stderr', /Set AUTH_PASSWORD.*\n/);
     const notice = /Generated a password for user "admin": (\S+)/.exec(out1);
     assert.ok(notice, 'the password notice is printed on the first start');
     const password = notice[1] as string;

@@ -4,7 +4,7 @@ import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/pro
 import { delimiter, dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { killAll, MAIN, startMain, type RunningService } from './helpers/process.ts';
+import { killAll, MAIN, outputMatching, startMain, type RunningService } from './helpers/process.ts';
 import { fences, isSkipped, matchesShown, runnable, type RunnableBlock } from './helpers/readme-blocks.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
@@ -152,6 +152,7 @@ describe('README examples, in order, against a fresh service', () => {
     service = await startMain({ cwd: clone.dir, args: ['--port', '0', '--host', '127.0.0.1'], env: { HOME: process.env.HOME ?? clone.dir } });
     const shown = fences(readme).find((f) => f.above.includes('what a first start prints'));
     assert.ok(shown, 'Quick start shows the first start');
+    await outputMatching(service, 'stderr', /Set AUTH_PASSWORD.*\n/);
     const { stdout, stderr } = service.output();
     for (const line of stdout.split('\n').filter(Boolean)) assert.doesNotThrow(() => JSON.parse(line), `a JSON line: ${line}`);
     // The README shows the default start (all interfaces, port 8080); tests listen on loopback only.

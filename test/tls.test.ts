@@ -119,7 +119,8 @@ describe('TLS from the command line', () => {
 
   for (const [name, args, envExtra, code, pattern] of [
     ['an unreadable key file stops startup with one line naming it', ['--tls-cert', CERT_FILE, '--tls-key', '/nonexistent/key.pem'], {}, 1, /^book-catalogue: cannot read TLS key \/nonexistent\/key\.pem: .*\n$/],
-    ['a key file that holds no usable key stops startup with one line', ['--tls-cert', CERT_FILE, '--tls-key', CERT_FILE], {}, 1, /^book-catalogue: cannot use the TLS certificate or key: .*\n$/],
+    ['a key file that holds no usable key stops startup with one line naming it', ['--tls-cert', CERT_FILE, '--tls-key', CERT_FILE], {}, 1, new RegExp(`^book-catalogue: TLS key ${CERT_FILE} is not a PEM private key.*\n$`)],
+    ['a certificate file that holds no certificate stops startup with one line naming it', ['--tls-cert', KEY_FILE, '--tls-key', KEY_FILE], {}, 1, new RegExp(`^book-catalogue: TLS certificate ${KEY_FILE} is not a PEM certificate.*\n$`)],
     ['a certificate without a key is a configuration error', [], { TLS_CERT_FILE: CERT_FILE }, 2, /^book-catalogue: TLS needs both a certificate and a key.*\n$/],
   ] as const) {
     it(name, { timeout: 15_000 }, async () => {

@@ -115,3 +115,25 @@ export function startMain(options: RunOptions): Promise<RunningService> {
     exited.then((exit) => reject(new Error(`exited before listening (code ${exit.code}): ${exit.stderr}${exit.stdout}`)));
   });
 }
+
+/**
+ * Resolves once the service's `stream` matches `pattern`. stdout and stderr are separate pipes,
+ * so a line the process wrote to stderr before its startup line may still be on its way.
+ */
+export function outputMatching(service: RunningService, stream: 'stdout' | 'stderr', pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const check = (): boolean => {
+      const text = service.output()[stream];
+      if (!pattern.test(text)) return false;
+      service.child[stream]?.off('data', onData);
+      resolve(text);
+      return true;
+    };
+    const onData = (): void => void setImmediate(check);
+    if (check()) return;
+    service.child[stream]?.on('data', onData);
+    void service.exited.then(() => {
+      if (!check()) reject(new Error(`exited without ${stream} matching ${pattern}: ${JSON.stringify(service.output())}`));
+    });
+  });
+}
