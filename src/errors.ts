@@ -12,6 +12,7 @@ export const MESSAGES = {
   invalidRequestPayload: 'Invalid request payload',
   invalidInput: 'Invalid input',
   invalidBookId: 'Invalid book id',
+  invalidQuery: 'Invalid query',
   invalidCredentials: 'Invalid credentials',
   tokenRequired: 'Authorization token required',
   invalidToken: 'Invalid token',

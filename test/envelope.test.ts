@@ -128,7 +128,7 @@ describe('an unexpected failure is 500 Internal server error (decisions.md "Bodi
     // The real store, except that listing throws and creating rejects.
     const store = new Proxy(real, {
       get(target, prop) {
-        if (prop === 'listJson') return () => {
+        if (prop === 'listSnapshot') return () => {
           throw new Error(DETAIL);
         };
         if (prop === 'create') return () => Promise.reject(new Error(DETAIL));

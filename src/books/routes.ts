@@ -1,10 +1,10 @@
 import { HttpError, MESSAGES } from '../errors.ts';
 import { readJsonObject } from '../http/body.ts';
-import { encodedReply } from '../http/respond.ts';
 import type { RouteDefinition } from '../http/router.ts';
 import type { Reply, Route } from '../http/route.ts';
 import type { BookStore } from '../store/store.ts';
 import { bookEtag } from './etag.ts';
+import { listRoute } from './list-route.ts';
 import { bookJson } from './model.ts';
 import { parseBookFields, parseBookId, parseBookPatch } from './validate.ts';
 
@@ -13,21 +13,6 @@ const NOT_FOUND = (): HttpError => new HttpError(404, MESSAGES.bookNotFound);
 /** A book answer with its strong ETag (RFC 9110 §8.8.3), so a client can send it back in If-Match. */
 function bookReply(status: number, message: Reply['message'], json: string): Reply {
   return { status, message, data: json, headers: { etag: bookEtag(json) } };
-}
-
-/**
- * GET /books sends the store's cached list text until a book changes. This app keeps that text with
- * its envelope as UTF-8 bytes, so a repeat costs one comparison (the same string object: a pointer
- * check) and no allocation, instead of building, measuring and encoding kilobytes per answer.
- */
-function listRoute(store: BookStore): RouteDefinition<Route> {
-  let listed: Reply | undefined;
-  const handle = (): Reply => {
-    const json = store.listJson();
-    if (listed === undefined || listed.data !== json) listed = encodedReply(200, MESSAGES.booksRetrieved, json);
-    return listed;
-  };
-  return { method: 'GET', pattern: '/books', handler: { auth: true, handle } };
 }
 
 /** The book routes (docs/contract.md, "Books"). */

@@ -48,7 +48,7 @@ export interface ResponseRef {
 
 export interface Parameter {
   readonly name: string;
-  readonly in: 'path' | 'header';
+  readonly in: 'path' | 'header' | 'query';
   readonly required: boolean;
   readonly description: string;
   readonly schema: Schema;

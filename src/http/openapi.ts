@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_Q } from '../books/list-query.ts';
 import { MAX_TEXT_LENGTH, MAX_YEAR, MIN_YEAR } from '../books/validate.ts';
 import { MESSAGES, type Message } from '../errors.ts';
 import { entityTagListMatches } from './entity-tags.ts';
@@ -104,14 +105,42 @@ const text = (what: string): Schema => ({
 });
 const year: Schema = { type: 'integer', minimum: MIN_YEAR, maximum: MAX_YEAR, description: 'An integer value (2020, 2020.0 and 2e3 all are).' };
 
+const QUERY_RULE = 'A parameter given twice, or a value outside its rule, is 400 `Invalid query`.';
+const LIST_QUERY: readonly Parameter[] = [
+  {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    description: `At most this many books (${DEFAULT_LIMIT} when after or q is given without it). ${QUERY_RULE}`,
+    schema: { type: 'string', pattern: '^[0-9]+$', description: `Decimal digits, 1 to ${MAX_LIMIT}.` },
+  },
+  {
+    name: 'after',
+    in: 'query',
+    required: false,
+    description: `Only books with a larger id: a keyset cursor (0: from the first book). ${QUERY_RULE}`,
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  {
+    name: 'q',
+    in: 'query',
+    required: false,
+    description: `Books whose title or author contains this text under Unicode simple case folding, no normalization. ${QUERY_RULE}`,
+    schema: { type: 'string', minLength: 1, maxLength: MAX_Q, description: `1 to ${MAX_Q} Unicode code points.` },
+  },
+];
 const getBooks: Operation = {
   operationId: 'listBooks',
-  summary: 'Every book, ascending id',
+  summary: 'Every book, ascending id; with limit, after or q, one page of them',
   tags: ['books'],
   security: PROTECTED,
+  parameters: LIST_QUERY,
   responses: {
-    '200': answer(200, [MESSAGES.booksRetrieved], { type: 'array', items: ref('Book') }),
-    '400': answer(400, [MESSAGES.badRequest]),
+    '200': answer(200, [MESSAGES.booksRetrieved], { type: 'array', items: ref('Book') }, {
+      Link: { description: 'With limit, after or q, when more books follow: `</books?limit=…&after=…[&q=…]>; rel="next"` (RFC 8288).', schema: { type: 'string' } },
+      'X-Total-Count': { description: 'With limit, after or q: how many books match (without q, the catalogue size).', schema: { type: 'integer', minimum: 0 } },
+    }),
+    '400': answer(400, [MESSAGES.invalidQuery, MESSAGES.badRequest]),
     '401': UNAUTHORIZED,
     ...NO_ROUTE,
     ...TRANSPORT,

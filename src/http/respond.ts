@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Message } from '../errors.ts';
-import type { Reply } from './route.ts';
+import type { Reply, StreamedBody } from './route.ts';
+import { sendStreamed } from './stream-body.ts';
 
 /** docs/contract.md, "Envelope": these go on every answer, whatever its status. */
 const CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -10,7 +11,12 @@ const CONTENT_TYPE = 'application/json; charset=utf-8';
  * `dataJson` is already-serialized JSON so cached book text is sent without re-encoding.
  */
 function envelopeText(status: number, message: string, dataJson: string): string {
-  return `{"status":${status},"message":${JSON.stringify(message)},"data":${dataJson}}`;
+  return `${envelopeHead(status, message)}${dataJson}}`;
+}
+
+/** The envelope up to its `data` value: a streamed answer sends this, the data, then `}`. */
+export function envelopeHead(status: number, message: string): string {
+  return `{"status":${status},"message":${JSON.stringify(message)},"data":`;
 }
 
 /** A reply whose envelope is encoded once, for answers that never change or change rarely. */
@@ -40,15 +46,16 @@ export function writeJson(
   res: ServerResponse,
   requestId: string,
   status: number,
-  body: string | Buffer,
+  body: string | Buffer | StreamedBody,
   extraHeaders?: Readonly<Record<string, string>>,
 ): void {
+  const streamed = typeof body === 'string' || Buffer.isBuffer(body) ? undefined : body;
   // A flat [name, value, …] list: Node serializes it as is, with no object to build or walk.
   const headers: (string | number)[] = [
     'content-type',
     CONTENT_TYPE,
     'content-length',
-    Buffer.byteLength(body),
+    streamed === undefined ? Buffer.byteLength(body as string | Buffer) : streamed.length,
     'cache-control',
     extraHeaders?.['cache-control'] ?? 'no-store',
     'x-content-type-options',
@@ -60,7 +67,8 @@ export function writeJson(
     for (const name in extraHeaders) if (name !== 'cache-control') headers.push(name, extraHeaders[name] as string);
   }
   res.writeHead(status, headers);
-  res.end(body);
+  if (streamed === undefined) res.end(body as string | Buffer);
+  else sendStreamed(res, streamed);
 }
 
 /**

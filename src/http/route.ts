@@ -9,7 +9,7 @@ export interface RequestContext {
   readonly clientAddress: string;
 }
 
-/** A handler's answer; `data` is JSON text ('null' when there is no payload). */
+/** A handler's answer; `data` is JSON text ('null' when there is no payload; unused with `body`). */
 export interface Reply {
   readonly status: number;
   readonly message: Message;
@@ -18,9 +18,19 @@ export interface Reply {
   /**
    * The exact bytes to send, when the answer was made ahead of time: an envelope already encoded
    * (GET /books, the 401s) or, for GET /openapi.json alone, a document sent without the envelope.
-   * Absent: the envelope is built from `status`, `message` and `data`.
+   * A StreamedBody (GET /books) is written piece by piece. Absent: the envelope is built from
+   * `status`, `message` and `data`.
    */
-  readonly body?: string | Buffer;
+  readonly body?: string | Buffer | StreamedBody;
+}
+
+/**
+ * A body too large to hold as one string: its exact UTF-8 length (for Content-Length) and its
+ * text in pieces, written with backpressure (see `sendStreamed`).
+ */
+export interface StreamedBody {
+  readonly length: number;
+  chunks(): Iterator<string>;
 }
 
 export interface Route {

@@ -19,8 +19,27 @@ interface Page {
   changed: (string | null | undefined)[] | undefined;
   changedCount: number;
   live: number;
-  /** This page's books joined by commas while it has changes; rebuilt after the next change. */
-  list: string | undefined;
+  /** This page's books joined by commas, with their UTF-8 size; dropped by the next change. */
+  text: PageText | undefined;
+}
+
+/**
+ * One page's books exactly as they appear inside GET /books, and that text's UTF-8 length. Never
+ * changed once made (a change makes a new one), so a list being sent can hold the ones of the
+ * state it started from while writes go on: copy-on-write at page granularity.
+ */
+export interface PageText {
+  readonly text: string;
+  readonly bytes: number;
+}
+
+/** The pages of one committed state, in ascending id order: what a list or a search walks. */
+export interface ListSnapshot {
+  readonly pages: readonly PageText[];
+  /** Books in the snapshot. */
+  readonly count: number;
+  /** UTF-8 length of `[…]`: the pages, the commas between them and the brackets. */
+  readonly bytes: number;
 }
 
 /** Which page an id lives in: a snapshot loader hands `addPacked` one page's lines at a time. */
@@ -29,7 +48,7 @@ export function pageOf(id: number): number {
 }
 
 function emptyPage(): Page {
-  return { packed: '', starts: new Int32Array(PAGE).fill(-1), ends: new Int32Array(PAGE), changed: undefined, changedCount: 0, live: 0, list: undefined };
+  return { packed: '', starts: new Int32Array(PAGE).fill(-1), ends: new Int32Array(PAGE), changed: undefined, changedCount: 0, live: 0, text: undefined };
 }
 
 function has(page: Page, slot: number): boolean {
@@ -53,14 +72,16 @@ function pageBooks(page: Page): string[] {
   return out;
 }
 
-function pageList(page: Page): string {
-  if (page.changed === undefined) return page.packed;
-  page.list ??= pageBooks(page).join(',');
-  return page.list;
+function pageText(page: Page): PageText {
+  if (page.text === undefined) {
+    const text = page.changed === undefined ? page.packed : pageBooks(page).join(',');
+    page.text = { text, bytes: Buffer.byteLength(text) };
+  }
+  return page.text;
 }
 
 /** The decimal digits at `from`, up to the comma after a book's id. */
-function idAt(text: string, from: number): number {
+export function idAt(text: string, from: number): number {
   let id = 0;
   for (let i = from, c = text.charCodeAt(i); c >= 48 && c <= 57; c = text.charCodeAt(++i)) id = id * 10 + (c - 48);
   return id;
@@ -78,7 +99,7 @@ function pack(page: Page, books: [number, string][]): void {
   page.packed = books.map(([, json]) => json).join(',');
   page.changed = undefined;
   page.changedCount = 0;
-  page.list = undefined;
+  page.text = undefined;
 }
 
 function repack(page: Page): void {
@@ -100,6 +121,8 @@ function repack(page: Page): void {
 export class BookIndex {
   readonly #pages = new Map<number, Page>();
   #size = 0;
+  /** The largest page key ever used: ids only grow, so no page lies beyond it. */
+  #lastKey = -1;
 
   get size(): number {
     return this.#size;
@@ -116,6 +139,7 @@ export class BookIndex {
     if (page === undefined) {
       page = emptyPage();
       this.#pages.set(key, page);
+      if (key > this.#lastKey) this.#lastKey = key;
     }
     const slot = id % PAGE;
     if (!has(page, slot)) {
@@ -157,6 +181,7 @@ export class BookIndex {
     if (key === undefined) return;
     page.packed = text.replaceAll(',\n', ',').slice(0, -1);
     this.#pages.set(key, page);
+    if (key > this.#lastKey) this.#lastKey = key;
     this.#size += page.live;
   }
 
@@ -164,7 +189,7 @@ export class BookIndex {
     page.changed ??= new Array<string | null | undefined>(PAGE).fill(undefined);
     if (page.changed[slot] === undefined) page.changedCount++;
     page.changed[slot] = json;
-    page.list = undefined;
+    page.text = undefined;
     if (page.changedCount >= REPACK_AT) repack(page);
   }
 
@@ -175,7 +200,38 @@ export class BookIndex {
 
   /** `[book,book,…]` in ascending id order: unchanged pages are reused as they are. */
   listJson(): string {
-    return `[${Array.from(this.#pages.values(), pageList).join(',')}]`;
+    return `[${Array.from(this.#pages.values(), (page) => pageText(page).text).join(',')}]`;
+  }
+
+  /**
+   * The current state as page texts: O(pages), plus rebuilding the text of pages changed since
+   * the last snapshot. Later changes never alter what it holds.
+   */
+  snapshot(): ListSnapshot {
+    const pages = Array.from(this.#pages.values(), pageText);
+    let bytes = 2 + Math.max(0, pages.length - 1);
+    for (const page of pages) bytes += page.bytes;
+    return { pages, count: this.#size, bytes };
+  }
+
+  /**
+   * Up to `limit` books with ids above `after`, ascending, and whether more follow: a keyset page
+   * whose cost depends on `limit` (and on empty pages skipped), never on how deep `after` is.
+   */
+  booksAfter(after: number, limit: number): { books: string[]; more: boolean } {
+    const books: string[] = [];
+    const first = after + 1;
+    for (let key = pageOf(first); key <= this.#lastKey; key++) {
+      const page = this.#pages.get(key);
+      if (page === undefined) continue;
+      for (let slot = key === pageOf(first) ? first % PAGE : 0; slot < PAGE; slot++) {
+        const json = read(page, slot);
+        if (json === undefined) continue;
+        if (books.length === limit) return { books, more: true };
+        books.push(json);
+      }
+    }
+    return { books, more: false };
   }
 
   *values(): IterableIterator<string> {

@@ -4,6 +4,7 @@ import { PreconditionFailedError, StoreUnavailableError } from '../errors.ts';
 import { Compactor, type CompactionOptions } from './compaction.ts';
 import { planBatch, PRECONDITION_FAILED, type Op, type Result } from './batch.ts';
 import { appendAndSync } from './durable-fs.ts';
+import type { ListSnapshot } from './book-index.ts';
 import type { StoreState } from './state.ts';
 
 /** The books: reads come from memory; a write resolves only once it is durable on disk. */
@@ -13,8 +14,12 @@ export interface BookStore {
   get(id: number): Book | undefined;
   /** The book as response JSON (`id, title, author, year`), cached. */
   getJson(id: number): string | undefined;
-  /** Every book in ascending id order, as a JSON array, cached until the next change. */
+  /** Every book in ascending id order, as a JSON array. */
   listJson(): string;
+  /** The committed state as page texts, for streaming or scanning it; cached until the next change. */
+  listSnapshot(): ListSnapshot;
+  /** Up to `limit` books (JSON) with ids above `after`, ascending, and whether more follow. */
+  booksAfter(after: number, limit: number): { books: string[]; more: boolean };
   list(): Book[];
   create(fields: BookFields): Promise<Book>;
   /**
@@ -76,7 +81,7 @@ export class FileBookStore implements DurableBookStore {
   /** Waiters the flush loop took from the queue and has not answered yet. */
   #inFlight: Waiter[] = [];
   #flushing: Promise<void> | undefined;
-  #listJson: string | undefined;
+  #snapshot: ListSnapshot | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
   /** Set when a failed write could not be undone: writes fail until a restart recovers from disk. */
@@ -118,8 +123,16 @@ export class FileBookStore implements DurableBookStore {
   }
 
   listJson(): string {
-    this.#listJson ??= this.#s.index.listJson();
-    return this.#listJson;
+    return this.#s.index.listJson();
+  }
+
+  listSnapshot(): ListSnapshot {
+    this.#snapshot ??= this.#s.index.snapshot();
+    return this.#snapshot;
+  }
+
+  booksAfter(after: number, limit: number): { books: string[]; more: boolean } {
+    return this.#s.index.booksAfter(after, limit);
   }
 
   create(fields: BookFields): Promise<Book> {
@@ -256,7 +269,7 @@ export class FileBookStore implements DurableBookStore {
       if (json === null) s.index.delete(id);
       else s.index.set(id, json);
     }
-    if (changes.size > 0) this.#listJson = undefined;
+    if (changes.size > 0) this.#snapshot = undefined;
     s.nextId = nextId;
     s.seq = seq;
     return () => batch.forEach((w, i) => answerWaiter(w, results[i] as Result));

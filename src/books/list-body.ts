@@ -1,0 +1,40 @@
+import { envelopeHead } from '../http/respond.ts';
+import type { StreamedBody } from '../http/route.ts';
+import type { ListSnapshot } from '../store/book-index.ts';
+import type { Message } from '../errors.ts';
+
+/** UTF-16 units per piece written: a stalled reader's socket holds about this much of its answer. */
+const PIECE = 1 << 16;
+
+/**
+ * GET /books as a StreamedBody: the envelope, then `[`, every page's text with commas between,
+ * `]}`. The same bytes as the envelope built around `listJson()`, never joined into one string.
+ */
+export function listBody(status: number, message: Message, snapshot: ListSnapshot): StreamedBody {
+  const head = `${envelopeHead(status, message)}[`;
+  return {
+    length: Buffer.byteLength(head) - 1 + snapshot.bytes + 1,
+    chunks: () => pieces(head, snapshot),
+  };
+}
+
+function* pieces(head: string, snapshot: ListSnapshot): Generator<string> {
+  // Each piece carries what precedes it (the head, a comma) instead of being a tiny write of its own.
+  let before = head;
+  for (const { text } of snapshot.pages) {
+    for (let from = 0; from < text.length; ) {
+      let to = Math.min(from + PIECE, text.length);
+      // A piece must not end between the halves of a surrogate pair: each is encoded on its own.
+      if (to < text.length && isHighSurrogate(text.charCodeAt(to - 1))) to++;
+      yield before + text.slice(from, to);
+      before = '';
+      from = to;
+    }
+    before = ',';
+  }
+  yield snapshot.pages.length === 0 ? `${head}]}` : ']}';
+}
+
+function isHighSurrogate(unit: number): boolean {
+  return unit >= 0xd800 && unit <= 0xdbff;
+}

@@ -1,0 +1,62 @@
+import { HttpError, MESSAGES } from '../errors.ts';
+
+/** The opt-in parameters of GET /books (README, "Pages and search"). */
+export interface ListQuery {
+  /** At most this many books. */
+  readonly limit: number;
+  /** Only books with a larger id (a keyset cursor); 0 is before every book. */
+  readonly after: number;
+  /** Case-insensitive substring of the title or the author, when given. */
+  readonly q: string | undefined;
+}
+
+export const MAX_LIMIT = 1000;
+/** The page size when `after` or `q` is given without `limit`: a query answer is always bounded. */
+export const DEFAULT_LIMIT = 100;
+/** Longest `q`, in characters (Unicode code points). */
+export const MAX_Q = 200;
+
+const DIGITS = /^[0-9]+$/;
+
+const invalid = (): HttpError => new HttpError(400, MESSAGES.invalidQuery);
+
+/**
+ * The query of a GET /books request target, decoded as `application/x-www-form-urlencoded`
+ * (WHATWG URL: `+` is a space, percent-escapes are UTF-8). undefined when it names none of
+ * limit, after and q: the whole list, as without a query. Unknown parameters are ignored.
+ */
+export function parseListQuery(url: string): ListQuery | undefined {
+  const mark = url.indexOf('?');
+  if (mark === -1) return undefined;
+  const params = new URLSearchParams(url.slice(mark + 1));
+  const limit = single(params, 'limit');
+  const after = single(params, 'after');
+  const q = single(params, 'q');
+  if (limit === undefined && after === undefined && q === undefined) return undefined;
+  return {
+    limit: limit === undefined ? DEFAULT_LIMIT : inRange(limit, 1, MAX_LIMIT),
+    after: after === undefined ? 0 : inRange(after, 0, Number.POSITIVE_INFINITY),
+    q: q === undefined ? undefined : searchText(q),
+  };
+}
+
+/** The parameter's one value; a parameter given twice is refused (which one would count?). */
+function single(params: URLSearchParams, name: string): string | undefined {
+  const values = params.getAll(name);
+  if (values.length > 1) throw invalid();
+  return values[0];
+}
+
+/** Decimal digits only (no sign, no exponent, no spaces) and within [min, max]. */
+function inRange(text: string, min: number, max: number): number {
+  if (!DIGITS.test(text)) throw invalid();
+  const n = Number(text);
+  if (n < min || n > max) throw invalid();
+  return n;
+}
+
+function searchText(q: string): string {
+  // Code points: a character outside the BMP counts once, as a reader would count it.
+  if (q.length === 0 || q.length > 2 * MAX_Q || [...q].length > MAX_Q) throw invalid();
+  return q;
+}

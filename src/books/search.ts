@@ -1,0 +1,106 @@
+import { idAt, type ListSnapshot } from '../store/book-index.ts';
+
+/** What a search found: one page of matches and how many books match in all. */
+export interface SearchResult {
+  /** Matching books (JSON) with ids above `after`, ascending, at most `limit`. */
+  readonly books: string[];
+  /** Whether more matches follow the last one returned. */
+  readonly more: boolean;
+  readonly total: number;
+}
+
+export interface SearchOptions {
+  readonly q: string;
+  readonly after: number;
+  readonly limit: number;
+  /** Checked between slices of the scan: true stops it (the client went away). */
+  readonly abandoned: () => boolean;
+}
+
+/**
+ * Milliseconds of scanning per event-loop turn. A page of the index (4,096 books) scans in about
+ * a millisecond, so a turn stays well under the ~20 ms stall allowed (issue 10).
+ */
+const SLICE_MS = 8;
+
+// Every book's text is `{"id":N,"title":"…","author":"…","year":N}` (bookJson). Inside a JSON
+// string every `"` is escaped, so these separators cannot occur within a title or an author.
+export const BOOK_START = '{"id":';
+const TITLE_KEY = ',"title":"';
+const AUTHOR_KEY = '","author":"';
+const YEAR_KEY = '","year":';
+
+/**
+ * Scans one committed state for books whose title or author contains `q`, compared under Unicode
+ * simple case folding (the `i` and `u` flags of a regular expression). The scan runs over the
+ * page texts as they are, a turn at a time: a regular expression finds candidates in the JSON,
+ * and a book matches when a hit lies wholly inside its title or author. The JSON escaping of a
+ * character is fixed and no escaped character (`"`, `\`, controls) has another case, so a hit of
+ * the escaped `q` inside a field without escapes is exactly a match; a field holding escapes is
+ * decided on its decoded text.
+ */
+export async function search(snapshot: ListSnapshot, options: SearchOptions): Promise<SearchResult | undefined> {
+  const escaped = JSON.stringify(options.q).slice(1, -1);
+  const scan = new RegExp(regexLiteral(escaped), 'giu');
+  const decoded = new RegExp(regexLiteral(options.q), 'iu');
+  const books: string[] = [];
+  let more = false;
+  let total = 0;
+  let turnStart = performance.now();
+  for (const { text } of snapshot.pages) {
+    if (performance.now() - turnStart > SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (options.abandoned()) return undefined;
+      turnStart = performance.now();
+    }
+    scan.lastIndex = 0;
+    for (let hit = scan.exec(text); hit !== null; hit = scan.exec(text)) {
+      const at = hit.index;
+      const end = at + hit[0].length;
+      const start = text.lastIndexOf(BOOK_START, at);
+      const title = text.indexOf(TITLE_KEY, start) + TITLE_KEY.length;
+      const titleEnd = text.indexOf(AUTHOR_KEY, title);
+      const author = titleEnd + AUTHOR_KEY.length;
+      const authorEnd = text.indexOf(YEAR_KEY, author);
+      const bookEnd = text.indexOf('}', authorEnd) + 1;
+      // A hit in the keys before a field: look again from the field's start.
+      if (end <= title) {
+        scan.lastIndex = title;
+        continue;
+      }
+      if (at >= titleEnd && end <= author) {
+        scan.lastIndex = author;
+        continue;
+      }
+      scan.lastIndex = bookEnd;
+      const matched =
+        at >= authorEnd
+          ? false
+          : (end <= titleEnd && !hasEscape(text, title, titleEnd)) ||
+            (at >= author && end <= authorEnd && !hasEscape(text, author, authorEnd)) ||
+            fieldMatches(text, title, titleEnd, decoded) ||
+            fieldMatches(text, author, authorEnd, decoded);
+      if (!matched) continue;
+      total++;
+      if (idAt(text, start + BOOK_START.length) <= options.after) continue;
+      if (books.length < options.limit) books.push(text.slice(start, bookEnd));
+      else more = true;
+    }
+  }
+  return { books, more, total };
+}
+
+/** A field decided on its decoded text: it holds escapes, or the hit was not wholly inside it. */
+function fieldMatches(text: string, from: number, to: number, decoded: RegExp): boolean {
+  return decoded.test(hasEscape(text, from, to) ? (JSON.parse(`"${text.slice(from, to)}"`) as string) : text.slice(from, to));
+}
+
+function hasEscape(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (text.charCodeAt(i) === 92 /* \ */) return true;
+  return false;
+}
+
+/** `text` as a pattern matching itself: with the `u` flag only syntax characters may be escaped. */
+function regexLiteral(text: string): string {
+  return text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+}

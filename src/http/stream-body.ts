@@ -1,0 +1,49 @@
+import type { ServerResponse } from 'node:http';
+import type { StreamedBody } from './route.ts';
+
+/**
+ * Bytes (roughly: UTF-16 units) written in one event-loop turn at most. A reader on loopback can
+ * take megabytes as fast as they are written; without a cap one answer would hold the loop for
+ * its whole length and stall every other client.
+ */
+const TURN_BUDGET = 1 << 20;
+
+/**
+ * Writes a body after its headers, one piece at a time: waits for 'drain' whenever the socket's
+ * buffer is full (so a slow or stalled reader holds one piece, not the answer), yields the loop
+ * after TURN_BUDGET, and stops when the connection closes, dropping the pieces still to come.
+ * Whatever cuts off a connection that stops reading (a send timeout) ends it through 'close'.
+ * HEAD sends the headers alone.
+ */
+export function sendStreamed(res: ServerResponse, body: StreamedBody): void {
+  if (res.req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  let chunks: Iterator<string> | undefined = body.chunks();
+  const write = (): void => {
+    let budget = TURN_BUDGET;
+    while (chunks !== undefined) {
+      const next = chunks.next();
+      if (next.done === true) {
+        chunks = undefined;
+        res.end();
+        return;
+      }
+      budget -= next.value.length;
+      if (!res.write(next.value)) {
+        res.once('drain', write);
+        return;
+      }
+      if (budget <= 0) {
+        setImmediate(write);
+        return;
+      }
+    }
+  };
+  res.once('close', () => {
+    chunks = undefined;
+    res.off('drain', write);
+  });
+  write();
+}

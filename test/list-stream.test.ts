@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { mkdtemp } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { writeCatalogue, type Book } from '../src/index.ts';
+import { bookJson } from '../src/books/model.ts';
+import { BookIndex } from '../src/store/book-index.ts';
+import { startApp, type TestApp } from './helpers/app.ts';
+
+/** Enough books for several index pages and an answer far larger than loopback socket buffers. */
+const COUNT = 60_000;
+
+function catalogue(): Book[] {
+  return Array.from({ length: COUNT }, (_, i) => ({
+    id: i + 1,
+    // Astral characters make every piece boundary a chance to split a surrogate pair.
+    title: i % 3 === 0 ? `${'😀'.repeat(1 + (i % 7))} Volume ${i}` : `Volume ${i} of the "long" set`,
+    author: i % 5 === 0 ? 'Émile Zola' : 'Jane Austen',
+    year: 1800 + (i % 200),
+  }));
+}
+
+function envelope(books: readonly Book[]): string {
+  return `{"status":200,"message":"Books retrieved successfully","data":[${books.map(bookJson).join(',')}]}`;
+}
+
+/** A GET /books whose answer nobody reads until `read()` is called. */
+async function stalledList(port: number, token: string): Promise<{ socket: Socket; read: () => Promise<string> }> {
+  const socket = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  socket.pause();
+  socket.write(`GET /books HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\nConnection: close\r\n\r\n`);
+  const read = async (): Promise<string> => {
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.resume();
+    await new Promise((resolve) => socket.once('end', resolve));
+    const text = Buffer.concat(chunks).toString('utf8');
+    return text.slice(text.indexOf('\r\n\r\n') + 4);
+  };
+  return { socket, read };
+}
+
+describe('GET /books streamed from the index pages (issue 10)', () => {
+  let app: TestApp;
+  let books: Book[];
+  before(async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-stream-'));
+    books = catalogue();
+    await writeCatalogue(dataDir, books);
+    app = await startApp({ dataDir, logLevel: 'warn' });
+  });
+  after(() => app.close());
+
+  it('is byte-identical to every book in ascending id order, with an exact Content-Length', async () => {
+    const res = await app.request('GET', '/books');
+    const expected = envelope(books);
+    assert.equal(res.status, 200);
+    assert.ok(res.text === expected, 'the streamed bytes differ from the books in order');
+    assert.equal(res.headers.get('content-length'), String(Buffer.byteLength(expected)));
+  });
+
+  it('HEAD /books has the same status and headers and no body', async () => {
+    const get = await app.request('GET', '/books');
+    const head = await fetch(`${app.url}/books`, { method: 'HEAD', headers: { authorization: app.token() } });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('content-length'), get.headers.get('content-length'));
+    assert.equal(head.headers.get('content-type'), get.headers.get('content-type'));
+    assert.equal(await head.text(), '');
+  });
+
+  it('a write committed while a list is being sent is wholly out of it: the state when it was asked', async () => {
+    const before = await app.request('GET', '/books');
+    const list = await stalledList(app.port, app.token());
+    // Let the service take the request and fill the socket before the writes commit.
+    await app.request('GET', '/healthz', { auth: false });
+    const last = (JSON.parse(before.text) as { data: Book[] }).data.at(-1) as Book;
+    const writes = await Promise.all([
+      app.request('PUT', '/book/1', { body: { title: 'Changed first' } }),
+      app.request('PUT', `/book/${last.id}`, { body: { title: 'Changed last' } }),
+      app.request('DELETE', `/book/${last.id - 1}`),
+      app.request('POST', '/book', { body: { title: 'New', author: 'A', year: 2000 } }),
+    ]);
+    assert.deepEqual(writes.map((w) => w.status), [200, 200, 200, 201]);
+    assert.ok((await list.read()) === before.text, 'the slow list shows exactly the state before the writes');
+    const now = (await app.request('GET', '/books')).json.data as Book[];
+    assert.equal(now[0]?.title, 'Changed first');
+    assert.equal(now.at(-2)?.title, 'Changed last');
+    assert.equal(now.at(-1)?.title, 'New');
+  });
+
+  it('a reader that stops reading holds a bounded part of its answer, however many writes follow', async () => {
+    const answers: ServerResponse[] = [];
+    const capture = (req: IncomingMessage, res: ServerResponse): void => {
+      if (req.url === '/books') answers.push(res);
+    };
+    app.server.on('request', capture);
+    const stalled = await Promise.all([1, 2, 3].map(() => stalledList(app.port, app.token())));
+    await app.request('GET', '/healthz', { auth: false });
+    const held = (): number => Math.max(...answers.map((res) => res.writableLength));
+    const first = held();
+    for (let i = 0; i < 20; i++) {
+      await app.request('PUT', `/book/${2 + i * 1000}`, { body: { title: `Write ${i}` } });
+      // Each write is followed by another list that nobody reads either.
+      stalled.push(await stalledList(app.port, app.token()));
+    }
+    await app.request('GET', '/healthz', { auth: false });
+    app.server.off('request', capture);
+    assert.equal(answers.length, 23);
+    // One piece (64 Ki UTF-16 units, up to 4 bytes each in UTF-8) and the socket's own buffer.
+    const bound = 4 * 65_536 + 64 * 1024;
+    assert.ok(first <= bound && held() <= bound, `buffered ${first} then ${held()} bytes for a reader that reads nothing`);
+    for (const s of stalled) s.socket.destroy();
+  });
+});
+
+describe('BookIndex snapshots share their pages', () => {
+  it('listers of one state hold the same page texts; a change replaces only its own page', () => {
+    const index = new BookIndex();
+    for (let id = 1; id <= 10_000; id++) index.set(id, bookJson({ id, title: `T${id}`, author: 'A', year: 2000 }));
+    const a = index.snapshot();
+    const b = index.snapshot();
+    assert.ok(a.pages.every((page, i) => page === b.pages[i]), 'two listers share every page');
+    const text = a.pages.map((p) => p.text);
+    index.set(5000, bookJson({ id: 5000, title: 'changed', author: 'A', year: 2000 }));
+    index.delete(9000);
+    const c = index.snapshot();
+    assert.deepEqual(a.pages.map((p) => p.text), text, 'a snapshot never changes');
+    assert.deepEqual(c.pages.map((p, i) => p === a.pages[i]), [true, false, false]);
+    assert.equal(c.bytes, Buffer.byteLength(index.listJson()));
+    assert.equal(c.count, 9999);
+  });
+});
