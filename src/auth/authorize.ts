@@ -1,23 +1,37 @@
 import type { IncomingMessage } from 'node:http';
 import { MESSAGES } from '../errors.ts';
+import { trimOws } from '../http/header-value.ts';
 import { encodedReply } from '../http/respond.ts';
 import type { Reply } from '../http/route.ts';
 import type { Logger } from '../log.ts';
 import { TokenError, verifyToken, type TokenFailure } from './jwt.ts';
 import { TokenCache } from './token-cache.ts';
 
-/** `Bearer <token>` (scheme in any case) or the bare token (docs/contract.md, "Authentication"); '' when absent or blank. */
+/**
+ * `Bearer <token>` (scheme in any case) or the bare token (docs/contract.md, "Authentication"); ''
+ * when absent or blank. Only SP and HTAB around it are whitespace (docs/contract.md, "Header values").
+ */
 function tokenFrom(header: string | undefined): string {
   if (header === undefined) return '';
-  if (header.length >= 6 && header.slice(0, 6).toLowerCase() === 'bearer' && (header.length === 6 || header.charCodeAt(6) === 32)) {
-    return header.slice(6).trim();
+  const value = trimOws(header);
+  if (value.length >= 6 && value.slice(0, 6).toLowerCase() === 'bearer' && (value.length === 6 || value.charCodeAt(6) === 32)) {
+    return trimOws(value.slice(6));
   }
-  return header.trim();
+  return value;
 }
 
+/**
+ * RFC 9110 §11.6.1: a 401 MUST carry a challenge. The service takes Bearer tokens (RFC 6750 §3);
+ * `error="invalid_token"` when a token was sent and refused.
+ */
+export const BEARER_CHALLENGE = 'Bearer realm="book-catalogue"';
+
 /* The 401s are the answers an unauthenticated flood gets: encoded once, not per request. */
-const TOKEN_REQUIRED = encodedReply(401, MESSAGES.tokenRequired, 'null');
-const INVALID_TOKEN = encodedReply(401, MESSAGES.invalidToken, 'null');
+const TOKEN_REQUIRED: Reply = { ...encodedReply(401, MESSAGES.tokenRequired, 'null'), headers: { 'www-authenticate': BEARER_CHALLENGE } };
+const INVALID_TOKEN: Reply = {
+  ...encodedReply(401, MESSAGES.invalidToken, 'null'),
+  headers: { 'www-authenticate': `${BEARER_CHALLENGE}, error="invalid_token"` },
+};
 
 export interface AuthorizerOptions {
   /** Verification keys, current first (a previous secret keeps issued tokens valid during rotation). */

@@ -3,9 +3,13 @@ import { readJsonObject } from '../http/body.ts';
 import type { RouteDefinition } from '../http/router.ts';
 import type { Reply, Route } from '../http/route.ts';
 import type { Logger } from '../log.ts';
+import { BEARER_CHALLENGE } from './authorize.ts';
 import { createCredentialCheck } from './credentials.ts';
 import { signToken } from './jwt.ts';
 import type { LoginThrottle } from './throttle.ts';
+
+/** A 401 carries a challenge (RFC 9110 §11.6.1): the credentials this service accepts are its Bearer tokens. */
+const INVALID_CREDENTIALS_HEADERS = { 'www-authenticate': BEARER_CHALLENGE } as const;
 
 export interface TokenRouteOptions {
   username: string;
@@ -43,7 +47,7 @@ export function tokenRoute(options: TokenRouteOptions): RouteDefinition<Route> {
         if (!matches(username, password)) {
           throttle.recordFailure(clientAddress);
           onLoginFailed?.();
-          throw new HttpError(401, MESSAGES.invalidCredentials);
+          throw new HttpError(401, MESSAGES.invalidCredentials, INVALID_CREDENTIALS_HEADERS);
         }
         const iat = Math.floor(nowSeconds());
         if (issued.iat !== iat) {

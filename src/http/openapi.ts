@@ -42,7 +42,12 @@ const TRANSPORT = {
   '431': answer(431, [MESSAGES.headersTooLarge]),
   '500': answer(500, [MESSAGES.internalError]),
 } as const;
-const UNAUTHORIZED = answer(401, [MESSAGES.tokenRequired, MESSAGES.invalidToken]);
+const WWW_AUTHENTICATE: Header = {
+  description: 'The challenge every 401 carries (RFC 9110 §11.6.1): `Bearer realm="book-catalogue"`, plus `error="invalid_token"` when a sent token was refused.',
+  required: true,
+  schema: { type: 'string' },
+};
+const UNAUTHORIZED = answer(401, [MESSAGES.tokenRequired, MESSAGES.invalidToken], NULL, { 'WWW-Authenticate': WWW_AUTHENTICATE });
 const TOO_LARGE = answer(413, [MESSAGES.payloadTooLarge]);
 const PROTECTED = [{ rawToken: [] }, { bearer: [] }] as const;
 
@@ -238,7 +243,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
         responses: {
           '200': answer(200, [MESSAGES.tokenGenerated], ref('Token')),
           '400': answer(400, [MESSAGES.invalidRequestPayload, MESSAGES.badRequest]),
-          '401': answer(401, [MESSAGES.invalidCredentials]),
+          '401': answer(401, [MESSAGES.invalidCredentials], NULL, { 'WWW-Authenticate': WWW_AUTHENTICATE }),
           '413': TOO_LARGE,
           '429': answer(429, [MESSAGES.tooManyLoginAttempts], NULL, {
             'Retry-After': { description: 'Seconds until this address may try again.', required: true, schema: { type: 'integer', minimum: 1 } },

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { trimOws } from './header-value.ts';
 
 /** A client-supplied request id is echoed only when it is short, visible ASCII (no log injection). */
 export function requestIdFrom(req: IncomingMessage): string {
-  const given = req.headers['x-request-id'];
-  if (typeof given === 'string' && given.length > 0 && given.length <= 128) {
+  const header = req.headers['x-request-id'];
+  const given = typeof header === 'string' ? trimOws(header) : undefined;
+  if (given !== undefined && given.length > 0 && given.length <= 128) {
     let ok = true;
     for (let i = 0; i < given.length && ok; i++) {
       const c = given.charCodeAt(i);
