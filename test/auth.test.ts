@@ -269,7 +269,7 @@ describe('login throttling (decisions.md "Authentication", "Edge cases")', () =>
     // 127.0.0.2 is loopback too on Linux: the same server sees a different peer address.
     const other = await new Promise<number>((resolve, reject) => {
       const body = JSON.stringify({ username: TEST_USER, password: TEST_PASSWORD });
-      request(`${app.url}/token`, { method: 'POST', localAddress: '127.0.0.2' }, (res) => {
+      request(`${app.url}/token`, { method: 'POST', localAddress: '127.0.0.2', headers: { 'content-type': 'application/json' } }, (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
       })

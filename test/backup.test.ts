@@ -156,7 +156,7 @@ describe('export during heavy writes', () => {
     const store = await openStore(dataDir, { compaction: { minBytes: 4096 } });
     const server = createServer({ store, secret: TEST_SECRET, username: TEST_USER, password: TEST_PASSWORD });
     const { port } = await listen(server, 0, '127.0.0.1');
-    const token = (await (await fetch(`http://127.0.0.1:${port}/token`, { method: 'POST', body: JSON.stringify({ username: TEST_USER, password: TEST_PASSWORD }) })).json()) as { data: { token: string } };
+    const token = (await (await fetch(`http://127.0.0.1:${port}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: TEST_USER, password: TEST_PASSWORD }) })).json()) as { data: { token: string } };
     const call = async (method: string, path: string, body?: unknown): Promise<Book | null> => {
       const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { authorization: token.data.token }, ...(body !== undefined && { body: JSON.stringify(body) }) });
       const json = (await res.json()) as { status: number; data: Book | null };

@@ -34,7 +34,7 @@ function freePort(): Promise<number> {
 }
 
 async function login(url: string, password = PASSWORD, username = 'admin'): Promise<Response> {
-  return fetch(`${url}/token`, { method: 'POST', body: JSON.stringify({ username, password }) });
+  return fetch(`${url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
 }
 
 // A safety net, not a measurement: a child that never prints its startup line fails the file instead of hanging it.

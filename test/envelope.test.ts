@@ -145,7 +145,7 @@ describe('an unexpected failure is 500 Internal server error (decisions.md "Bodi
   });
 
   const token = async (): Promise<string> => {
-    const res = await fetch(`${url}/token`, { method: 'POST', body: '{"username":"u","password":"p"}' });
+    const res = await fetch(`${url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"u","password":"p"}' });
     return ((await res.json()) as { data: { token: string } }).data.token;
   };
 

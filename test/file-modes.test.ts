@@ -42,7 +42,7 @@ describe('file modes: the data directory is 0700 and every file in it 0600', () 
     const password = (await readFile(join(dataDir, 'auth-password'), 'utf8')).trim();
     const base = main.url;
     const send = async (method: string, path: string, body: unknown, authorization?: string): Promise<{ data: unknown }> => {
-      const res = await fetch(base + path, { method, body: JSON.stringify(body), ...(authorization !== undefined && { headers: { authorization } }) });
+      const res = await fetch(base + path, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...(authorization !== undefined && { authorization }) } });
       return (await res.json()) as { data: unknown };
     };
     const { token } = (await send('POST', '/token', { username: 'admin', password })).data as { token: string };

@@ -79,7 +79,7 @@ describe('restart of the process with a generated secret (decisions.md "Configur
     const env = { AUTH_PASSWORD: 'restart-password' };
     const args = ['--host', '127.0.0.1', '--port', '0'];
     const first = await startMain({ cwd, env, args });
-    const login = await fetch(`${first.url}/token`, { method: 'POST', body: '{"username":"admin","password":"restart-password"}' });
+    const login = await fetch(`${first.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"admin","password":"restart-password"}' });
     const { token } = ((await login.json()) as { data: { token: string } }).data;
     const headers = { authorization: token };
     for (const title of ['kept', 'deleted']) {

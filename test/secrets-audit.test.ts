@@ -38,7 +38,8 @@ class Session {
 
   async send(method: string, path: string, authorization?: string, body?: string): Promise<unknown> {
     if (authorization !== undefined) this.sensitive.add(authorization);
-    const res = await fetch(this.#base + path, { method, ...(authorization !== undefined && { headers: { authorization } }), ...(body !== undefined && { body }) });
+    const headers = { ...(authorization !== undefined && { authorization }), ...(body !== undefined && { 'content-type': 'application/json' }) };
+    const res = await fetch(this.#base + path, { method, headers, ...(body !== undefined && { body }) });
     this.statuses.push(res.status);
     if (authorization !== undefined) this.statusFor.set(authorization, res.status);
     const text = await res.text();

@@ -48,7 +48,7 @@ describe('TLS: the same service over node:https', () => {
   });
 
   it('logs in and creates a book over HTTPS', async () => {
-    const login = await httpsRequest(app.port, 'POST', '/token', {}, JSON.stringify({ username: TEST_USER, password: TEST_PASSWORD }));
+    const login = await httpsRequest(app.port, 'POST', '/token', { 'content-type': 'application/json' }, JSON.stringify({ username: TEST_USER, password: TEST_PASSWORD }));
     const { token } = login.json.data as { token: string };
     const created = await httpsRequest(app.port, 'POST', '/book', { authorization: `Bearer ${token}` }, JSON.stringify({ title: 'T', author: 'A', year: 1 }));
     assert.deepEqual(created.json, { status: 201, message: 'Book created successfully', data: { id: 1, title: 'T', author: 'A', year: 1 } });

@@ -1,5 +1,6 @@
 import { HttpError, MESSAGES } from '../errors.ts';
 import { readJsonObject } from '../http/body.ts';
+import { isJsonMediaType } from '../http/media-type.ts';
 import type { RouteDefinition } from '../http/router.ts';
 import type { Reply, Route } from '../http/route.ts';
 import type { Logger } from '../log.ts';
@@ -42,6 +43,9 @@ export function tokenRoute(options: TokenRouteOptions): RouteDefinition<Route> {
           throw new HttpError(429, MESSAGES.tooManyLoginAttempts, { 'retry-after': String(wait) });
         }
         const body = await readJsonObject(req, MESSAGES.invalidRequestPayload);
+        // Only JSON: a page on another origin cannot send it without a CORS preflight (docs/contract.md,
+        // "Logins"). Checked after the body is read, so an oversized one is still 413 first.
+        if (!isJsonMediaType(req.headers['content-type'])) throw new HttpError(400, MESSAGES.invalidRequestPayload);
         const { username, password } = body;
         if (typeof username !== 'string' || typeof password !== 'string') throw new HttpError(400, MESSAGES.invalidRequestPayload);
         if (!matches(username, password)) {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createAuthorizer } from '../auth/authorize.ts';
 import { tokenRoute } from '../auth/routes.ts';
+import { SERVICE_WIDE_FACTOR, withServiceWideBound } from '../auth/service-wide-throttle.ts';
 import { createLoginThrottle, DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
 import { bookRoutes } from '../books/routes.ts';
 import { ConfigError, HttpError, MESSAGES } from '../errors.ts';
@@ -26,7 +27,10 @@ export interface AppOptions {
   /** The one credential pair (docs/contract.md, "Logins"). */
   username: string;
   password: string;
-  /** Failed logins per client address per 15 minutes before 429; 0 disables. Default 20. */
+  /**
+   * Failed logins per client address per 15 minutes before 429; ten times as many from all
+   * addresses together stop every login for the rest of that window. 0 disables both. Default 20.
+   */
   loginMaxFailures?: number;
   /** Where request and error lines go; default: nowhere. */
   logger?: Logger;
@@ -99,12 +103,13 @@ export function createApp(options: AppOptions): App {
   // Current first: signing uses only keys[0]; a previous secret keeps issued tokens valid (rotation).
   const keys = options.previousSecret === undefined ? [key] : [key, keyBytes(options.previousSecret)];
   const { store } = options;
+  const maxFailures = options.loginMaxFailures ?? DEFAULT_LOGIN_MAX_FAILURES;
   const router = new Router<Route>([
     tokenRoute({
       username: options.username,
       password: options.password,
       signingKey: key,
-      throttle: createLoginThrottle(options.loginMaxFailures ?? DEFAULT_LOGIN_MAX_FAILURES, now),
+      throttle: withServiceWideBound(createLoginThrottle(maxFailures, now), maxFailures * SERVICE_WIDE_FACTOR, now),
       nowSeconds,
       logger,
       onLoginFailed: options.metrics?.auth.loginFailed,

@@ -31,7 +31,7 @@ export interface TestApp {
 
 export interface RequestOptions {
   body?: unknown;
-  /** Raw body text, sent as is. */
+  /** Raw body text, sent as is (`Content-Type: application/json` unless `headers` names one). */
   rawBody?: string | Uint8Array;
   headers?: Record<string, string>;
   /** false: no Authorization header. */
@@ -85,10 +85,9 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
         headers.authorization = token();
       }
       let body: string | Uint8Array | undefined = opts.rawBody;
-      if (opts.body !== undefined) {
-        body = JSON.stringify(opts.body);
-        headers['content-type'] ??= 'application/json';
-      }
+      if (opts.body !== undefined) body = JSON.stringify(opts.body);
+      // The service's bodies are JSON: say so unless the test names another type (POST /token needs it).
+      if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
       const res = await fetch(url + path, { method, headers, ...(body !== undefined && { body }) });
       const text = await res.text();
       let json: Envelope;

@@ -30,7 +30,11 @@ export async function exerciseEmbeddingExample(command: string, args: readonly s
   try {
     const host = await fetch(new URL('/', base));
     assert.equal(await host.text(), 'the host application\n', 'other paths stay the host application\'s');
-    const login = await fetch(`${base}/token`, { method: 'POST', body: JSON.stringify({ username: 'librarian', password: EXAMPLE_PASSWORD }) });
+    const login = await fetch(`${base}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'librarian', password: EXAMPLE_PASSWORD }),
+    });
     const { data } = (await login.json()) as { data: { token: string } };
     const headers = { authorization: `Bearer ${data.token}` };
     const created = await fetch(`${base}/book`, { method: 'POST', headers, body: JSON.stringify({ title: 'Dune', author: 'Frank Herbert', year: 1965 }) });
