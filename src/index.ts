@@ -3,7 +3,7 @@
  * installs no signal handler, never exits the process and logs only to the logger it is given.
  */
 export { createApp, type App, type AppOptions } from './http/app.ts';
-export { createServer, listen, SHUTDOWN_GRACE_MS, TRANSPORT_LIMITS, type CatalogueServer, type ServerOptions, type TransportLimits } from './http/server.ts';
+export { createServer, listen, SHUTDOWN_GRACE_MS, TRANSPORT_LIMITS, type CatalogueServer, type DrainResult, type ServerOptions, type TransportLimits } from './http/server.ts';
 export { openStore, type StoreOptions } from './store/open.ts';
 export type { BookStore, DurableBookStore, StoreStats } from './store/store.ts';
 export type { FileHandleLike, FileLayer } from './store/durable-fs.ts';

@@ -12,7 +12,7 @@ import { malformedDotenvLines } from './cli/dotenv-lines.ts';
 import { readTlsFiles } from './cli/tls-files.ts';
 import { parseCommand, USAGE, type Config } from './config.ts';
 import { ConfigError, DataDirLockedError, StoreCorruptError } from './errors.ts';
-import { createServer, listen, type CatalogueServer } from './http/server.ts';
+import { createServer, listen, SHUTDOWN_GRACE_MS, type CatalogueServer } from './http/server.ts';
 import { batchLines, createLogger, type Logger } from './log.ts';
 import { isNotFound } from './store/durable-fs.ts';
 import { createMetrics, type CatalogueMetrics } from './metrics/catalogue-metrics.ts';
@@ -160,20 +160,29 @@ async function startMetrics(config: Config, metrics: CatalogueMetrics | undefine
   };
 }
 
+/**
+ * One Ctrl-C can arrive twice: the terminal signals the whole foreground process group, and a
+ * supervisor in it (`tsx watch` for `npm run dev`, `node --watch`) relays its own copy within
+ * milliseconds. A SIGINT this soon after the first is that copy, not an operator asking twice.
+ */
+const SAME_CTRL_C_MS = 1000;
+
 /** SIGINT or SIGTERM drains the server; a second one exits at once. */
 function installSignalHandlers(server: CatalogueServer, logger: Logger, stopMetrics: (() => void) | undefined): void {
-  let signalled = false;
+  let first: { signal: NodeJS.Signals; at: number } | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
-    if (signalled) {
+    if (first !== undefined) {
+      if (signal === 'SIGINT' && first.signal === 'SIGINT' && performance.now() - first.at < SAME_CTRL_C_MS) return;
       // A second signal: the operator wants out now.
       process.exit(signal === 'SIGINT' ? 130 : 143);
     }
-    signalled = true;
+    first = { signal, at: performance.now() };
     logger.info(`${signal} received: finishing requests in flight, then exiting`);
     server.shutdown().then(
-      () => {
+      ({ abandoned }) => {
         stopMetrics?.();
-        logger.info('stopped cleanly');
+        if (abandoned === 0) logger.info('stopped cleanly');
+        else logger.warn(`stopped: ${abandoned} request${abandoned === 1 ? ' was' : 's were'} still in flight at the ${SHUTDOWN_GRACE_MS / 1000} s limit and cut off`, { abandoned });
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
       },

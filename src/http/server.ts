@@ -22,14 +22,20 @@ export interface ServerOptions extends AppOptions {
 /** docs/contract.md, "Shutdown": requests in flight get up to 10 s to finish on shutdown. */
 export const SHUTDOWN_GRACE_MS = 10_000;
 
+export interface DrainResult {
+  /** Requests still in flight when the grace period ended, whose connections were closed under them. */
+  abandoned: number;
+}
+
 /** A `node:http` (or `node:https`) server serving the catalogue, with a graceful `shutdown`. */
 export interface CatalogueServer extends Server {
   readonly app: App;
   /**
    * Stops accepting connections, lets requests in flight finish (up to `graceMs`), then closes
-   * the remaining connections and the store. Resolves when everything is closed.
+   * the remaining connections and the store. Resolves when everything is closed, with how many
+   * connections still had a request in flight at `graceMs` and were cut off.
    */
-  shutdown(graceMs?: number): Promise<void>;
+  shutdown(graceMs?: number): Promise<DrainResult>;
 }
 
 /** HTTP-level failures (parser errors, the request timeout), as opposed to TLS or socket ones. */
@@ -110,27 +116,36 @@ export function createServer(options: ServerOptions): CatalogueServer {
   // is a bare 417 without the envelope, so the request is served as if it had none.
   server.on('checkExpectation', app);
   server.on('connect', answerConnect(app));
-  let closing: Promise<void> | undefined;
+  let closing: Promise<DrainResult> | undefined;
   return Object.assign(server, {
     app,
-    shutdown(graceMs: number = SHUTDOWN_GRACE_MS): Promise<void> {
+    shutdown(graceMs: number = SHUTDOWN_GRACE_MS): Promise<DrainResult> {
       closing ??= drain(server, app, graceMs);
       return closing;
     },
   });
 }
 
-async function drain(server: Server, app: App, graceMs: number): Promise<void> {
+async function drain(server: Server, app: App, graceMs: number): Promise<DrainResult> {
   app.draining = true;
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
-  const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+  let abandoned = 0;
+  // Idle connections were closed above and every answer since carried Connection: close, so a
+  // connection still open at the deadline is one whose request has not been answered.
+  const deadline = setTimeout(() => {
+    server.getConnections((err, count) => {
+      abandoned = err === null ? count : 0;
+      server.closeAllConnections();
+    });
+  }, graceMs);
   try {
     await closed;
   } finally {
     clearTimeout(deadline);
   }
   await app.close();
+  return { abandoned };
 }
 
 /** Listens and resolves with the bound address, or rejects with the listen error. */
