@@ -1,8 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { HttpError, MESSAGES, type Message } from '../errors.ts';
+import { sendContinue } from './continue.ts';
 
 /** docs/contract.md, "Bodies": request bodies over 64 KiB are refused. */
-const BODY_LIMIT = 64 * 1024;
+export const BODY_LIMIT = 64 * 1024;
 
 const TOO_LARGE = (): HttpError => new HttpError(413, MESSAGES.payloadTooLarge, { connection: 'close' });
 
@@ -22,6 +23,7 @@ export class ClientAbortedError extends Error {
 function readBody(req: IncomingMessage): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > BODY_LIMIT) return Promise.reject(TOO_LARGE());
+  sendContinue(req);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -3,7 +3,7 @@ import { HttpError, MESSAGES, PreconditionFailedError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { ClientAbortedError } from './body.ts';
 import type { Cors } from './cors.ts';
-import { pathOf, unreadBody } from './request.ts';
+import { pathOf, unreadBodyForcesClose } from './request.ts';
 import { writeEnvelope, writeJson } from './respond.ts';
 import type { Reply } from './route.ts';
 
@@ -41,7 +41,7 @@ export function createReplyWriter({ logger, cors, isDraining, requests }: ReplyW
     let headers = reply.headers;
     if (cors !== undefined) headers = { ...cors.responseHeaders(req.headers.origin), ...headers };
     // Nothing is ever upgraded: after declining, Node's parser may not read the connection again.
-    if (isDraining() || req.headers.upgrade !== undefined || unreadBody(req)) headers = { ...headers, connection: 'close' };
+    if (isDraining() || req.headers.upgrade !== undefined || unreadBodyForcesClose(req)) headers = { ...headers, connection: 'close' };
     if (reply.body !== undefined) writeJson(res, reqId, reply.status, reply.body, headers);
     else writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
     if (requests !== undefined) requests.record(req.method as string, route, reply.status, (performance.now() - start) / 1000);

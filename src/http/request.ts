@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { BODY_LIMIT } from './body.ts';
+import { continueOwed } from './continue.ts';
 import { trimOws } from './header-value.ts';
 
 /** A client-supplied request id is echoed only when it is short, visible ASCII (no log injection). */
@@ -36,12 +38,17 @@ export function pathOf(url: string): string {
 }
 
 /**
- * True when the answer goes out before the request's body was read (401, 404, 412, 429, 400 for
- * an id): keeping the connection would make Node drain an upload nobody wants, for up to the
- * request timeout. A request without a body is complete as soon as its headers are parsed.
+ * Whether an answer sent before the request's body was read (401, 404, 405, 412, 429, 400 for an
+ * id, a GET with a body) must close the connection (docs/contract.md, "Bodies"). A declared body
+ * within the 64 KiB limit is cheap to read and discard (Node does so once the answer is sent), so
+ * the connection is kept; a larger or chunked one would be an upload nobody wants, read for up to
+ * the request timeout; and after an `Expect: 100-continue` left unanswered the client may or may
+ * not send its body, so the next request's start is unknown. A request without a body is
+ * complete as soon as its headers are parsed.
  */
-export function unreadBody(req: IncomingMessage): boolean {
+export function unreadBodyForcesClose(req: IncomingMessage): boolean {
   if (req.complete) return false;
+  if (req.headers['transfer-encoding'] !== undefined || continueOwed(req)) return true;
   const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  return length !== undefined && !(Number(length) <= BODY_LIMIT);
 }

@@ -6,6 +6,7 @@ import { MESSAGES } from '../errors.ts';
 import { silentLogger } from '../log.ts';
 import { createApp, type App, type AppOptions } from './app.ts';
 import { watchConnections } from './connections.ts';
+import { deferContinue } from './continue.ts';
 import { TRANSPORT_LIMITS, type TransportLimits } from './limits.ts';
 import { rawEnvelope } from './respond.ts';
 
@@ -115,6 +116,11 @@ export function createServer(options: ServerOptions): CatalogueServer {
   // RFC 9110 §10.1.1: a server MAY ignore an expectation other than 100-continue; Node's default
   // is a bare 417 without the envelope, so the request is served as if it had none.
   server.on('checkExpectation', app);
+  // 100-continue: Node would answer 100 at once; the app sends it only when it reads the body.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    deferContinue(req, res);
+    app(req, res);
+  });
   server.on('connect', answerConnect(app));
   let closing: Promise<DrainResult> | undefined;
   return Object.assign(server, {
