@@ -1,10 +1,11 @@
 import { once } from 'node:events';
-import { readFile, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { text } from 'node:stream/consumers';
 import { bookJson, type Book } from '../books/model.ts';
 import { MAX_TEXT_LENGTH, MAX_YEAR, MIN_YEAR, parseBookFields } from '../books/validate.ts';
-import { readCatalogue, writeCatalogue } from '../store/catalogue-file.ts';
+import { OutOfOrderError, readCatalogue, writeCatalogue, writeSortedCatalogue } from '../store/catalogue-file.ts';
+import { arrayElements } from './json-array.ts';
 import type { BackupCommand } from './backup-command.ts';
 
 export interface BackupStreams {
@@ -54,22 +55,37 @@ async function write(out: NodeJS.WritableStream, chunk: string): Promise<void> {
 }
 
 /**
- * Loads an export into an empty data directory: ids kept, the next id after the largest.
- * writeCatalogue takes the directory's lock (so a running service makes this fail) and refuses a
- * directory that already holds a catalogue. Every book must pass the API's own rules.
+ * Loads an export into an empty data directory: ids kept, the next id after the largest. The file
+ * is read as a stream and each book written as soon as it is checked, so memory stays flat however
+ * large the catalogue (books in ascending id order, as export writes them). A file in another
+ * order is read a second time and sorted in memory; stdin cannot be read twice, so there it is
+ * refused. The directory's lock makes this fail while a service runs; a directory that already
+ * holds a catalogue is refused. Every book must pass the API's own rules.
  */
 export async function importCatalogue(file: string, dataDir: string, stdin: NodeJS.ReadableStream): Promise<number> {
-  const source = file === '-' ? await text(stdin) : await readFile(file, 'utf8');
-  let value: unknown;
+  const name = file === '-' ? 'stdin' : file;
+  const read = (): AsyncGenerator<Book> => checkedBooks(arrayElements(textOf(file === '-' ? stdin : createReadStream(file, { highWaterMark: 1 << 20 })), name));
   try {
-    value = JSON.parse(source);
+    return await writeSortedCatalogue(dataDir, read());
   } catch (err) {
-    throw new Error(`${file === '-' ? 'stdin' : file} is not JSON: ${(err as Error).message}`);
+    if (!(err instanceof OutOfOrderError)) throw err;
+    if (file === '-') throw new Error(`books on stdin must be in ascending id order, as export writes them (${err.message}); pass a file instead`);
   }
-  if (!Array.isArray(value)) throw new Error('expected a JSON array of books, as export writes');
-  const books = value.map(checkBook);
+  const books: Book[] = [];
+  for await (const book of read()) books.push(book);
   await writeCatalogue(dataDir, books);
   return books.length;
+}
+
+/** The stream's text: with an encoding set, a readable yields strings, multi-byte characters whole. */
+function textOf(stream: NodeJS.ReadableStream): AsyncIterable<string> {
+  stream.setEncoding('utf8');
+  return stream as AsyncIterable<string>;
+}
+
+async function* checkedBooks(values: AsyncGenerator<unknown>): AsyncGenerator<Book> {
+  let index = 0;
+  for await (const value of values) yield checkBook(value, index++);
 }
 
 function checkBook(value: unknown, index: number): Book {

@@ -46,6 +46,19 @@ export async function readCatalogue(dir: string, fs: FileLayer = nodeFileLayer):
  */
 export async function writeCatalogue(dir: string, books: readonly Book[], fs: FileLayer = nodeFileLayer): Promise<void> {
   const sorted = validBooks(books);
+  await writeSortedCatalogue(dir, sorted.values(), fs);
+}
+
+/** A book that does not follow the one before it in ascending id order (writeSortedCatalogue). */
+export class OutOfOrderError extends Error {}
+
+/**
+ * writeCatalogue for books that arrive in ascending id order, one at a time (an import read as a
+ * stream): none is held after it is written. Resolves with the count; a repeated id rejects, and
+ * a smaller one rejects with OutOfOrderError. On any failure the directory is left without a
+ * catalogue (the temp file is removed).
+ */
+export async function writeSortedCatalogue(dir: string, books: Iterator<Book> | AsyncIterator<Book>, fs: FileLayer = nodeFileLayer): Promise<number> {
   await makeDataDir(fs, dir, silentLogger);
   const release = await acquireLock(dir, silentLogger);
   try {
@@ -53,8 +66,23 @@ export async function writeCatalogue(dir: string, books: readonly Book[], fs: Fi
     if (names.some((n) => n === SNAPSHOT_FILE || journalFirstSeq(n) !== undefined)) {
       throw new Error(`data directory ${dir} already holds a catalogue; restore into an empty directory`);
     }
-    const nextId = (sorted.at(-1)?.id ?? 0) + 1;
-    await writeSnapshot(fs, dir, { seq: 0, nextId }, sorted.map(bookJson).values());
+    let count = 0;
+    let lastId = 0;
+    const lines: AsyncIterator<string> = {
+      async next() {
+        const step = await books.next();
+        if (step.done === true) return { done: true, value: undefined };
+        const { id } = step.value;
+        if (id === lastId) throw new TypeError(`id ${id} appears twice`);
+        if (id < lastId) throw new OutOfOrderError(`id ${id} follows id ${lastId}`);
+        lastId = id;
+        count++;
+        return { done: false, value: bookJson(step.value) };
+      },
+    };
+    // The largest id is known only at the end: readSnapshot makes the next id follow it.
+    await writeSnapshot(fs, dir, { seq: 0, nextId: 1 }, lines);
+    return count;
   } finally {
     await release();
   }

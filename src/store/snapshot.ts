@@ -38,12 +38,15 @@ export interface SnapshotWriteOptions {
 
 export class SnapshotAborted extends Error {}
 
-/** Writes the snapshot atomically, serializing `books` a chunk at a time; returns its size in bytes. */
+/**
+ * Writes the snapshot atomically, serializing `books` a chunk at a time; returns its size in bytes.
+ * `header.nextId` may be lower than the last book's id + 1: readSnapshot raises it to that.
+ */
 export async function writeSnapshot(
   fs: FileLayer,
   dir: string,
   header: SnapshotHeader,
-  books: Iterator<string>,
+  books: Iterator<string> | AsyncIterator<string>,
   options: SnapshotWriteOptions = {},
 ): Promise<{ bytes: number }> {
   const chunkBooks = options.chunkBooks ?? SNAPSHOT_CHUNK_BOOKS;
@@ -62,7 +65,9 @@ export async function writeSnapshot(
       if (options.aborted?.() === true) throw new SnapshotAborted('snapshot abandoned');
       let text = '';
       for (let i = 0; i < chunkBooks; i++) {
-        const next = books.next();
+        // An import hands its books as they are read; only such an iterator is awaited per book.
+        const step = books.next();
+        const next = step instanceof Promise ? await step : step;
         if (next.done === true) {
           done = true;
           break;
