@@ -1,13 +1,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, open, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuMicros } from './cpu.ts';
 import { runLoadInChild } from './fork-load.ts';
 import { median } from './median.ts';
+import { freePort, waitUntilAnswering } from './service-process.ts';
 import { SCENARIOS, seedBook, type Scenario, type ScenarioContext } from './scenarios.ts';
 import { runWrk, wrkAvailable } from './wrk.ts';
 
@@ -56,30 +56,6 @@ interface Figures {
   unexpected: number;
   /** Status counts and errors of the round, for the progress line. */
   detail: string;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitUntilAnswering(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) throw new Error(`${url}: server exited with code ${child.exitCode}`);
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error(`${url}: no answer after 10 s`);
 }
 
 async function post(url: string, body: unknown, token?: string): Promise<{ data: unknown }> {

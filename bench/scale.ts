@@ -1,0 +1,223 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { median } from './median.ts';
+import { closeAgent, healthPinger, repeat, rssMb, rssSampler, stalledList, timed } from './scale-probes.ts';
+import { freePort, waitUntilAnswering } from './service-process.ts';
+
+/**
+ * `npm run bench:scale`: catalogues of 1k, 100k and 1M books (5M with --big) seeded through
+ * `import`, the built service started on each, and per size what issue 10 asks: startup, RSS,
+ * GET /books right after a write, /healthz while 4 clients list and 1 writes, keyset pages,
+ * searches and the longest stall during them, 60 readers that never read. The targets at 1M
+ * (and 5M) are checked and printed. Flags: --big, --sizes a,b, --duration (s), --no-build.
+ */
+const { values: flags } = parseArgs({
+  options: {
+    big: { type: 'boolean', default: false },
+    sizes: { type: 'string' },
+    duration: { type: 'string', default: '5' },
+    'no-build': { type: 'boolean', default: false },
+  },
+});
+const ROOT = new URL('..', import.meta.url).pathname;
+const SIZES = flags.sizes !== undefined ? flags.sizes.split(',').map(Number) : [1_000, 100_000, 1_000_000, ...(flags.big ? [5_000_000] : [])];
+const DURATION_MS = Number(flags.duration) * 1000;
+const USERNAME = 'bench';
+const PASSWORD = 'bench-password-scale';
+const SECRET = 'bench-secret-scale-0123456789abcdef0123456789';
+/** The search the figures quote: a word in about 1 title in 12, and an author in 1 of 5,000. */
+const SEARCH = 'silver';
+const STALLED_READERS = 60;
+
+function book(id: number): string {
+  const words = ['river', 'stone', 'garden', 'night', 'winter', 'silver', 'crown', 'shadow', 'glass', 'ember', 'Émile', 'Zoë'];
+  return JSON.stringify({ id, title: `The ${words[id % 12]} of ${words[(id * 7) % 11]} ${id}`, author: `Author ${id % 5000}`, year: 1900 + (id % 120) });
+}
+
+/** The export file: written a chunk at a time, as `export` writes it. */
+async function writeExport(path: string, count: number): Promise<void> {
+  const out = createWriteStream(path);
+  for (let from = 1; from <= count; from += 10_000) {
+    const lines: string[] = [];
+    for (let id = from; id < Math.min(count + 1, from + 10_000); id++) lines.push(book(id));
+    if (!out.write(`${from === 1 ? '[\n' : ',\n'}${lines.join(',\n')}`)) await once(out, 'drain');
+  }
+  out.end('\n]\n');
+  await once(out, 'close');
+}
+
+async function runImport(file: string, dataDir: string): Promise<{ ms: number; peakMb: number }> {
+  const start = performance.now();
+  const child = spawn(process.execPath, [join(ROOT, 'dist/main.js'), 'import', file, '--data-dir', dataDir], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const rss = rssSampler(child.pid);
+  const [code] = (await once(child, 'exit')) as [number];
+  rss.stop();
+  if (code !== 0) throw new Error(`import exited with ${code}`);
+  return { ms: performance.now() - start, peakMb: rss.max };
+}
+
+function startService(port: number, dataDir: string): ChildProcess {
+  return spawn(process.execPath, [join(ROOT, 'dist/main.js'), '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, SECRET_TOKEN: SECRET, AUTH_USERNAME: USERNAME, AUTH_PASSWORD: PASSWORD },
+  });
+}
+
+interface Figures {
+  books: number;
+  importMs: number;
+  importPeakMb: number;
+  startupMs: number;
+  idleRssMb: number;
+  listFirstByteMs: number;
+  listTotalMs: number;
+  health: { p50: number; p99: number; max: number };
+  writesUnderLoad: number;
+  pageP50Ms: number;
+  searchP50Ms: number;
+  searchStallMs: number;
+  stalledRssMb: number;
+  stalledHealthy: boolean;
+  maxRssMb: number;
+}
+
+async function measure(books: number, workDir: string): Promise<Figures> {
+  const file = join(workDir, `books-${books}.json`);
+  const dataDir = join(workDir, `data-${books}`);
+  await writeExport(file, books);
+  const imported = await runImport(file, dataDir);
+  await rm(file);
+  const port = await freePort();
+  const startedAt = performance.now();
+  const service = startService(port, dataDir);
+  try {
+    await waitUntilAnswering(`http://127.0.0.1:${port}/healthz`, service, 300_000);
+    const startupMs = performance.now() - startedAt;
+    const rss = rssSampler(service.pid);
+    const idleRssMb = rssMb(service.pid);
+    const login = await timed(port, 'POST', '/token', {}, JSON.stringify({ username: USERNAME, password: PASSWORD }), true);
+    const auth = { authorization: (JSON.parse(login.body as string) as { data: { token: string } }).data.token };
+    let written = 0;
+    const write = (): Promise<unknown> => timed(port, 'PUT', `/book/${1 + (written++ * 7919) % books}`, auth, JSON.stringify({ year: 2000 + (written % 20) }));
+
+    // GET /books right after a write (the list text of one page is rebuilt, never the whole).
+    const firstBytes: number[] = [];
+    const totals: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await write();
+      const list = await timed(port, 'GET', '/books', auth);
+      firstBytes.push(list.firstByteMs);
+      totals.push(list.totalMs);
+    }
+
+    // 4 clients list and 1 writes for DURATION_MS while /healthz is timed.
+    const pinger = healthPinger(port);
+    const until = performance.now() + DURATION_MS;
+    const [writes] = await Promise.all([repeat(until, write), ...[1, 2, 3, 4].map(() => repeat(until, () => timed(port, 'GET', '/books', auth)))]);
+    const health = (await pinger.stop()).summary();
+
+    // A keyset page from the middle, and a search, each timed sequentially.
+    const pages: number[] = [];
+    for (let i = 0; i < 200; i++) pages.push((await timed(port, 'GET', `/books?limit=100&after=${Math.floor(books / 2) + (i % 50)}`, auth)).totalMs);
+    const searchPinger = healthPinger(port);
+    const searches: number[] = [];
+    for (let i = 0; i < Math.max(5, Math.min(20, 20_000_000 / books)); i++) searches.push((await timed(port, 'GET', `/books?q=${SEARCH}&limit=100`, auth)).totalMs);
+    const searchStallMs = (await searchPinger.stop()).summary().maxMs;
+
+    // Readers that ask for the list after a write and never read it.
+    const stalled = [];
+    for (let i = 0; i < STALLED_READERS; i++) {
+      await write();
+      stalled.push(await stalledList(port, auth.authorization));
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+    const stalledRssMb = rssMb(service.pid);
+    const stalledHealthy = (await timed(port, 'GET', '/healthz', {})).status === 200;
+    for (const socket of stalled) socket.destroy();
+    rss.stop();
+    return {
+      books,
+      importMs: imported.ms,
+      importPeakMb: imported.peakMb,
+      startupMs,
+      idleRssMb,
+      listFirstByteMs: median(firstBytes),
+      listTotalMs: median(totals),
+      health: { p50: health.p50Ms, p99: health.p99Ms, max: health.maxMs },
+      writesUnderLoad: writes,
+      pageP50Ms: median(pages),
+      searchP50Ms: median(searches),
+      searchStallMs,
+      stalledRssMb,
+      stalledHealthy,
+      maxRssMb: Math.max(rss.max, stalledRssMb),
+    };
+  } finally {
+    service.kill('SIGTERM');
+    await once(service, 'exit');
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+const ms = (n: number): string => `${n.toFixed(n < 10 ? 1 : 0)} ms`;
+const mb = (n: number): string => `${n.toFixed(0)} MB`;
+
+function print(f: Figures): void {
+  console.log(`\n${f.books.toLocaleString('en')} books`);
+  console.log(`  import ${ms(f.importMs)}, peak RSS ${mb(f.importPeakMb)}; startup ${ms(f.startupMs)}, idle RSS ${mb(f.idleRssMb)}`);
+  console.log(`  GET /books right after a write: first byte ${ms(f.listFirstByteMs)}, total ${ms(f.listTotalMs)} (median of 5)`);
+  console.log(`  /healthz while 4 list and 1 writes (${DURATION_MS / 1000} s): p50 ${ms(f.health.p50)}, p99 ${ms(f.health.p99)}, max ${ms(f.health.max)}; ${f.writesUnderLoad} writes`);
+  console.log(`  ?limit=100&after=<middle> p50 ${ms(f.pageP50Ms)}; ?q=${SEARCH} p50 ${ms(f.searchP50Ms)}, longest /healthz wait during searches ${ms(f.searchStallMs)}`);
+  console.log(`  ${STALLED_READERS} readers that never read: RSS ${mb(f.stalledRssMb)}, service ${f.stalledHealthy ? 'answering' : 'NOT answering'}; max RSS ${mb(f.maxRssMb)}`);
+}
+
+/** issue 10, "What it must show" 2: at 1M books (the page target against the 1k page), and at 5M. */
+function check(all: readonly Figures[]): boolean {
+  const small = all.find((f) => f.books === 1_000);
+  const rows: [string, boolean][] = [];
+  for (const f of all) {
+    if (f.books === 1_000_000) {
+      rows.push([`1M: list first byte after a write ${ms(f.listFirstByteMs)} <= 50 ms`, f.listFirstByteMs <= 50]);
+      rows.push([`1M: /healthz p99 under 4 listers + 1 writer ${ms(f.health.p99)} <= 50 ms`, f.health.p99 <= 50]);
+      rows.push([`1M: RSS throughout ${mb(f.maxRssMb)} <= 500 MB`, f.maxRssMb <= 500]);
+      if (small !== undefined) rows.push([`1M: page p50 ${ms(f.pageP50Ms)} within 1.5x of 1k's ${ms(small.pageP50Ms)}`, f.pageP50Ms <= 1.5 * small.pageP50Ms]);
+      rows.push([`1M: search p50 ${ms(f.searchP50Ms)} <= 300 ms`, f.searchP50Ms <= 300]);
+      rows.push([`1M: longest wait during searches ${ms(f.searchStallMs)} <= 20 ms`, f.searchStallMs <= 20]);
+      rows.push([`1M: ${STALLED_READERS} stalled readers: RSS ${mb(f.stalledRssMb)} <= 500 MB and answering`, f.stalledRssMb <= 500 && f.stalledHealthy]);
+    }
+    if (f.books === 5_000_000) {
+      rows.push([`5M: RSS ${mb(f.maxRssMb)} <= 1.5 GB`, f.maxRssMb <= 1536]);
+      rows.push([`5M: import peak RSS ${mb(f.importPeakMb)} <= 1 GB`, f.importPeakMb <= 1024]);
+    }
+  }
+  if (rows.length > 0) console.log('\ntargets (issue 10)');
+  for (const [text, ok] of rows) console.log(`  ${ok ? 'PASS' : 'FAIL'} ${text}`);
+  return rows.every(([, ok]) => ok);
+}
+
+async function main(): Promise<void> {
+  if (!flags['no-build']) {
+    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('build failed');
+  }
+  const workDir = await mkdtemp(join(tmpdir(), 'book-catalogue-scale-'));
+  const all: Figures[] = [];
+  try {
+    for (const books of SIZES) {
+      const figures = await measure(books, workDir);
+      print(figures);
+      all.push(figures);
+    }
+  } finally {
+    closeAgent();
+    await rm(workDir, { recursive: true, force: true });
+  }
+  process.exitCode = check(all) ? 0 : 1;
+}
+
+await main();
