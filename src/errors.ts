@@ -26,6 +26,8 @@ export const MESSAGES = {
   headersTooLarge: 'Request header fields too large',
   couldNotGenerateToken: 'Could not generate token',
   preconditionFailed: 'Precondition failed',
+  changesRetrieved: 'Changes retrieved successfully',
+  changesUnavailable: 'Changes no longer available',
   shuttingDown: 'Shutting down',
   internalError: 'Internal server error',
 } as const;
@@ -55,6 +57,7 @@ export const ERROR_CODES = {
   storeCorrupt: 'ERR_STORE_CORRUPT',
   storeUnavailable: 'ERR_STORE_UNAVAILABLE',
   preconditionFailed: 'ERR_PRECONDITION_FAILED',
+  changesUnavailable: 'ERR_CHANGES_UNAVAILABLE',
 } as const;
 
 /** Invalid configuration: startup stops with this one line. */
@@ -107,5 +110,19 @@ export class StoreUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'StoreUnavailableError';
+  }
+}
+
+/** `store.changes(since)` for a seq the feed no longer retains (or never had): reload, then follow. */
+export class ChangesUnavailableError extends Error {
+  readonly code = ERROR_CODES.changesUnavailable;
+  readonly since: number;
+  /** The lowest `since` the feed answers now. */
+  readonly oldest: number;
+  constructor(since: number, oldest: number) {
+    super(`changes after ${since} are not available (the feed answers since ${oldest} or later)`);
+    this.name = 'ChangesUnavailableError';
+    this.since = since;
+    this.oldest = oldest;
   }
 }

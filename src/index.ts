@@ -6,6 +6,8 @@ export { createApp, type App, type AppOptions } from './http/app.ts';
 export { createServer, listen, SHUTDOWN_GRACE_MS, TRANSPORT_LIMITS, type CatalogueServer, type DrainResult, type ServerOptions, type TransportLimits } from './http/server.ts';
 export { openStore, type StoreOptions } from './store/open.ts';
 export type { BookStore, DurableBookStore, StoreStats } from './store/store.ts';
+export { changeOf, type Change, type ChangeEntry, type ChangeType } from './events/change.ts';
+export { RETAINED_CHANGES, type ChangeFeed, type ChangeListener } from './events/change-log.ts';
 export type { FileHandleLike, FileLayer } from './store/durable-fs.ts';
 export type { CompactionOptions } from './store/compaction.ts';
 export type { StoreObserver } from './store/observer.ts';
@@ -29,5 +31,6 @@ export {
   StoreCorruptError,
   StoreUnavailableError,
   PreconditionFailedError,
+  ChangesUnavailableError,
   type Message,
 } from './errors.ts';

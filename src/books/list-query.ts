@@ -29,26 +29,26 @@ export function parseListQuery(url: string): ListQuery | undefined {
   const mark = url.indexOf('?');
   if (mark === -1) return undefined;
   const params = new URLSearchParams(url.slice(mark + 1));
-  const limit = single(params, 'limit');
-  const after = single(params, 'after');
-  const q = single(params, 'q');
+  const limit = singleParam(params, 'limit');
+  const after = singleParam(params, 'after');
+  const q = singleParam(params, 'q');
   if (limit === undefined && after === undefined && q === undefined) return undefined;
   return {
-    limit: limit === undefined ? DEFAULT_LIMIT : inRange(limit, 1, MAX_LIMIT),
-    after: after === undefined ? 0 : inRange(after, 0, Number.POSITIVE_INFINITY),
+    limit: limit === undefined ? DEFAULT_LIMIT : integerParam(limit, 1, MAX_LIMIT),
+    after: after === undefined ? 0 : integerParam(after, 0, Number.POSITIVE_INFINITY),
     q: q === undefined ? undefined : searchText(q),
   };
 }
 
 /** The parameter's one value; a parameter given twice is refused (which one would count?). */
-function single(params: URLSearchParams, name: string): string | undefined {
+export function singleParam(params: URLSearchParams, name: string): string | undefined {
   const values = params.getAll(name);
   if (values.length > 1) throw invalid();
   return values[0];
 }
 
-/** Decimal digits only (no sign, no exponent, no spaces) and within [min, max]. */
-function inRange(text: string, min: number, max: number): number {
+/** Decimal digits only (no sign, no exponent, no spaces) and within [min, max]; else 400 `Invalid query`. */
+export function integerParam(text: string, min: number, max: number): number {
   if (!DIGITS.test(text)) throw invalid();
   const n = Number(text);
   if (n < min || n > max) throw invalid();

@@ -5,6 +5,7 @@ import { SERVICE_WIDE_FACTOR, withServiceWideBound } from '../auth/service-wide-
 import { createLoginThrottle, DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
 import { bookRoutes } from '../books/routes.ts';
 import { ConfigError, HttpError, MESSAGES } from '../errors.ts';
+import { changesRoute } from '../events/changes-route.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import type { CatalogueMetrics } from '../metrics/catalogue-metrics.ts';
 import type { BookStore } from '../store/store.ts';
@@ -116,6 +117,7 @@ export function createApp(options: AppOptions): App {
       onThrottled: options.metrics?.auth.loginThrottled,
     }),
     ...bookRoutes(store),
+    changesRoute(store.feed),
     healthRoute(() => app.draining),
     openApiRoute(serverUrl(options.mountPath)),
   ]);

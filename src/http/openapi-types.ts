@@ -19,6 +19,7 @@ export interface Schema {
   readonly minimum?: number;
   readonly maximum?: number;
   readonly examples?: readonly unknown[];
+  readonly oneOf?: readonly Schema[];
 }
 
 export interface Header {

@@ -165,6 +165,32 @@ const getBook: Operation = {
     ...TRANSPORT,
   },
 };
+const SINCE: Parameter = {
+  name: 'since',
+  in: 'query',
+  required: false,
+  description: 'A change seq: answer the changes after it (default 0). Decimal digits, else 400 `Invalid query`.',
+  schema: { type: 'string', pattern: '^[0-9]+$' },
+};
+const getChanges: Operation = {
+  operationId: 'listChanges',
+  summary: 'The durable changes after `since`, ascending seq (a change feed for clients that poll)',
+  tags: ['events'],
+  security: PROTECTED,
+  parameters: [
+    SINCE,
+    { name: 'limit', in: 'query', required: false, description: '1 to 1000, default 1000.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  ],
+  responses: {
+    '200': answer(200, [MESSAGES.changesRetrieved], { type: 'array', items: ref('Change') }, {
+      Link: { description: '`</changes?since=N&limit=L>; rel="next"` while more changes follow (RFC 8288).', schema: { type: 'string' } },
+    }),
+    '400': answer(400, [MESSAGES.invalidQuery, MESSAGES.badRequest]),
+    '401': UNAUTHORIZED,
+    '410': answer(410, [MESSAGES.changesUnavailable]),
+    ...TRANSPORT,
+  },
+};
 const getHealth: Operation = {
   operationId: 'health',
   summary: 'Liveness and readiness',
@@ -308,6 +334,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
         },
       },
     }),
+    '/changes': withOptions('changes', { get: getChanges, head: headOf(getChanges) }),
     '/healthz': withOptions('health', { get: getHealth, head: headOf(getHealth) }),
     '/openapi.json': withOptions('openapi', { get: getDocument, head: headOf(getDocument) }),
   },
@@ -320,6 +347,17 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
       },
       BookInput: { type: 'object', required: ['title', 'author', 'year'], properties: { title: text('Title'), author: text('Author'), year } },
       BookPatch: { type: 'object', properties: { title: text('Title'), author: text('Author'), year } },
+      Change: {
+        type: 'object',
+        required: ['seq', 'type', 'id', 'book'],
+        description: 'One durable change; `seq` is the journal sequence number, growing across restarts and compactions.',
+        properties: {
+          seq: { type: 'integer', minimum: 1 },
+          type: { enum: ['created', 'updated', 'deleted'] },
+          id: { type: 'integer', minimum: 1 },
+          book: { description: 'The book after the change; null when deleted.', oneOf: [ref('Book'), NULL] },
+        },
+      },
       LoginRequest: { type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string' } } },
       Token: { type: 'object', required: ['token'], properties: { token: { type: 'string', description: 'HS256 JWT; exp is 900 s after iat.' } } },
       OpenApiDocument: {

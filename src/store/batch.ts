@@ -1,5 +1,6 @@
 import { ifMatchHolds } from '../books/etag.ts';
 import { bookJson, type Book, type BookFields, type BookPatch } from '../books/model.ts';
+import type { ChangeEntry } from '../events/change.ts';
 import { encodeDelete, encodePut } from './journal.ts';
 
 /** `ifMatch`: an If-Match header value the book must match when the op is decided (RFC 9110 §13.1.1). */
@@ -19,6 +20,8 @@ export interface BatchPlan {
   results: Result[];
   /** The journal records to append ('' when nothing changes). */
   text: string;
+  /** One per record of `text`, in seq order: what the change feed publishes once they are durable. */
+  entries: ChangeEntry[];
   nextId: number;
   seq: number;
 }
@@ -31,7 +34,7 @@ export interface BatchPlan {
  * undefined first, as 404 comes before 412).
  */
 export function planBatch(ops: readonly Op[], committed: (id: number) => string | undefined, nextId: number, seq: number): BatchPlan {
-  const plan: BatchPlan = { changes: new Map(), results: [], text: '', nextId, seq };
+  const plan: BatchPlan = { changes: new Map(), results: [], text: '', entries: [], nextId, seq };
   const current = (id: number): string | undefined => {
     const changed = plan.changes.get(id);
     return changed === null ? undefined : (changed ?? committed(id));
@@ -47,6 +50,7 @@ export function planBatch(ops: readonly Op[], committed: (id: number) => string 
       if (found) {
         plan.changes.set(op.id, null);
         plan.text += encodeDelete(++plan.seq, op.id);
+        plan.entries.push({ seq: plan.seq, type: 'deleted', id: op.id, bookJson: null });
       }
       plan.results.push(found);
       continue;
@@ -59,6 +63,7 @@ export function planBatch(ops: readonly Op[], committed: (id: number) => string 
     const json = bookJson(book);
     plan.changes.set(book.id, json);
     plan.text += encodePut(++plan.seq, json);
+    plan.entries.push({ seq: plan.seq, type: op.kind === 'create' ? 'created' : 'updated', id: book.id, bookJson: json });
     plan.results.push(book);
   }
   return plan;

@@ -151,6 +151,7 @@ export class Compactor {
     }
     if (obsolete.length > 0) await s.fs.syncDir(s.dir);
     this.completed++;
+    s.feed.snapshotTaken(header.seq);
     s.logger.debug('compacted the journal into a snapshot', { seq: header.seq, books: s.index.size, snapshotBytes: bytes });
   }
 

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { ChangeLog } from '../events/change-log.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import { COMPACTION_DEFAULTS, type CompactionOptions } from './compaction.ts';
 import { createForAppend, FILE_MODE, makeDataDir, nodeFileLayer, unlinkIfPresent, type FileHandleLike, type FileLayer } from './durable-fs.ts';
@@ -36,7 +37,8 @@ export async function openStore(dir: string, options: StoreOptions = {}): Promis
     const journal = await activeJournal(fs, dir, loaded);
     const older = loaded.journals.filter((j) => j.name !== journal.name);
     const observer = options.observer ?? NO_STORE_OBSERVER;
-    const state = { dir, fs, logger, observer, index: loaded.index, nextId: loaded.nextId, seq: loaded.seq, journal, older, snapshotBytes: loaded.snapshotBytes, release };
+    const feed = new ChangeLog(loaded.seq, loaded.changes, (err) => logger.error('a change feed listener threw; it was unsubscribed', { err: err as Error }));
+    const state = { dir, fs, logger, observer, index: loaded.index, nextId: loaded.nextId, seq: loaded.seq, journal, older, snapshotBytes: loaded.snapshotBytes, feed, release };
     const store = new FileBookStore(state, { ...COMPACTION_DEFAULTS, ...options.compaction });
     observer.opened(store);
     return store;

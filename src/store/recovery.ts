@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { StoreCorruptError } from '../errors.ts';
+import type { ChangeEntry } from '../events/change.ts';
 import { BookIndex } from './book-index.ts';
 import { TEMP_SUFFIX, type FileLayer } from './durable-fs.ts';
 import { journalFirstSeq, JournalDamage, scanJournal, type JournalRecord } from './journal.ts';
@@ -18,6 +19,8 @@ export interface LoadedCatalogue {
   /** The last sequence number the files hold. */
   seq: number;
   snapshotBytes: number;
+  /** The change feed's entries for every record replayed (those after the snapshot), in seq order. */
+  changes: ChangeEntry[];
   /** Journals still needed for replay, oldest first; new records go to the last one. */
   journals: RecoveredJournal[];
   /** A torn final record at the end of the last journal: where it starts. */
@@ -46,10 +49,17 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
   // A journal is stale when the next one starts at or before the snapshot's next record.
   const stale = all.filter((_, i) => (all[i + 1]?.firstSeq ?? Infinity) <= snapshotSeq + 1).map((j) => j.name);
   const live = all.slice(stale.length);
+  const changes: ChangeEntry[] = [];
   const apply = (r: JournalRecord): void => {
     if (r.seq <= snapshotSeq) return;
-    if (r.op === 'put') index.set(r.id, r.json);
-    else index.delete(r.id);
+    // Ids are given in seq order and never reused, so a put at or past nextId is the book's creation.
+    if (r.op === 'put') {
+      index.set(r.id, r.json);
+      changes.push({ seq: r.seq, type: r.id >= nextId ? 'created' : 'updated', id: r.id, bookJson: r.json });
+    } else {
+      index.delete(r.id);
+      changes.push({ seq: r.seq, type: 'deleted', id: r.id, bookJson: null });
+    }
     if (r.id >= nextId) nextId = r.id + 1;
   };
   let seq = snapshotSeq;
@@ -82,5 +92,5 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
     journals.push({ name, firstSeq, bytes: result.goodLength, lastSeq: result.lastSeq });
   }
   const temps = names.filter((n) => n === `${SNAPSHOT_FILE}${TEMP_SUFFIX}`);
-  return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, journals, torn, stale, temps };
+  return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, changes, journals, torn, stale, temps };
 }

@@ -1,3 +1,4 @@
+import type { ChangeLog } from '../events/change-log.ts';
 import type { Logger } from '../log.ts';
 import type { BookIndex } from './book-index.ts';
 import type { FileHandleLike, FileLayer } from './durable-fs.ts';
@@ -26,5 +27,7 @@ export interface StoreState {
   /** Journals before the active one, still needed until a snapshot covers them. */
   older: JournalFile[];
   snapshotBytes: number;
+  /** The change feed: the store appends each durable batch, the compactor reports snapshots. */
+  feed: ChangeLog;
   release: () => Promise<void>;
 }

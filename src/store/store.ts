@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import type { Book, BookFields, BookPatch } from '../books/model.ts';
-import { PreconditionFailedError, StoreUnavailableError } from '../errors.ts';
+import { ChangesUnavailableError, PreconditionFailedError, StoreUnavailableError } from '../errors.ts';
+import { changeOf, type Change } from '../events/change.ts';
+import type { ChangeFeed } from '../events/change-log.ts';
 import { Compactor, type CompactionOptions } from './compaction.ts';
 import { planBatch, PRECONDITION_FAILED, type Op, type Result } from './batch.ts';
 import { appendAndSync } from './durable-fs.ts';
@@ -30,6 +32,8 @@ export interface BookStore {
   update(id: number, patch: BookPatch, ifMatch?: string): Promise<Book | undefined>;
   /** false when no book has that id; `ifMatch` as for update. */
   remove(id: number, ifMatch?: string): Promise<boolean>;
+  /** Every durable change in seq order, retained and live: GET /changes and GET /events read it. */
+  readonly feed: ChangeFeed;
   close(): Promise<void>;
 }
 
@@ -55,6 +59,13 @@ export interface DurableBookStore extends BookStore {
   readonly stats: Readonly<StoreStats>;
   /** Writes a snapshot now and starts a fresh journal; resolves when the snapshot is durable. */
   compact(): Promise<void>;
+  /**
+   * Up to `limit` (default 1000) durable changes after `since`, ascending seq. Throws
+   * ChangesUnavailableError when `since` is older than the feed retains (`feed.oldest`) or newer
+   * than its last change: reload the books, then follow from `feed.seq`. To follow live changes,
+   * `feed.subscribe(listener)`; call both in the same turn to resume with no gap.
+   */
+  changes(since: number, limit?: number): Change[];
 }
 
 interface Waiter {
@@ -101,6 +112,16 @@ export class FileBookStore implements DurableBookStore {
 
   get size(): number {
     return this.#s.index.size;
+  }
+
+  get feed(): ChangeFeed {
+    return this.#s.feed;
+  }
+
+  changes(since: number, limit = 1000): Change[] {
+    const entries = this.#s.feed.after(since, limit);
+    if (entries === undefined) throw new ChangesUnavailableError(since, this.#s.feed.oldest);
+    return entries.map(changeOf);
   }
 
   get stats(): Readonly<StoreStats> {
@@ -245,7 +266,7 @@ export class FileBookStore implements DurableBookStore {
    */
   async #commit(batch: Waiter[]): Promise<() => void> {
     const s = this.#s;
-    const { changes, results, text, nextId, seq } = planBatch(
+    const { changes, results, text, entries, nextId, seq } = planBatch(
       batch.map((w) => w.op),
       (id) => s.index.get(id),
       s.nextId,
@@ -272,6 +293,8 @@ export class FileBookStore implements DurableBookStore {
     if (changes.size > 0) this.#snapshot = undefined;
     s.nextId = nextId;
     s.seq = seq;
+    // The feed's hook: only now is the batch durable (fdatasync returned) and in memory.
+    if (entries.length > 0) s.feed.append(entries);
     return () => batch.forEach((w, i) => answerWaiter(w, results[i] as Result));
   }
 

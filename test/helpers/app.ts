@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger, createServer, listen, openStore, type CatalogueServer, type LogLevel, type ServerOptions, type StoreOptions } from '../../src/index.ts';
+import { createLogger, createServer, listen, openStore, type CatalogueServer, type DurableBookStore, type LogLevel, type ServerOptions, type StoreOptions } from '../../src/index.ts';
 import { signToken } from '../../src/auth/jwt.ts';
 
 export const TEST_SECRET = 'test-secret-that-is-at-least-32-bytes-long!';
@@ -19,6 +19,8 @@ export interface TestApp {
   port: number;
   dataDir: string;
   server: CatalogueServer;
+  /** The store the app serves. */
+  store: DurableBookStore;
   /** Log lines the app wrote (JSON text). */
   logs: string[];
   /** A fresh valid token signed with the app's secret. */
@@ -77,6 +79,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     port: address.port,
     dataDir,
     server,
+    store,
     logs,
     token,
     async request(method, path, opts = {}) {

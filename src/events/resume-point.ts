@@ -1,0 +1,36 @@
+import type { IncomingMessage } from 'node:http';
+import { integerParam, singleParam } from '../books/list-query.ts';
+
+/** At most GET /changes' `limit`, and its default. */
+export const MAX_CHANGES_PAGE = 1000;
+
+/** The query parameters of a request target, or none. */
+export function queryOf(url: string): URLSearchParams {
+  const q = url.indexOf('?');
+  return new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+}
+
+/** A seq as a client sends it: decimal digits naming a safe integer, else 400 `Invalid query`. */
+export function parseSeq(text: string): number {
+  return integerParam(text, 0, Number.MAX_SAFE_INTEGER);
+}
+
+/** GET /changes' `since` (default 0) and `limit` (1..1000, default 1000). */
+export function changesQuery(url: string): { since: number; limit: number } {
+  const query = queryOf(url);
+  const since = singleParam(query, 'since');
+  const limit = singleParam(query, 'limit');
+  return { since: since === undefined ? 0 : parseSeq(since), limit: limit === undefined ? MAX_CHANGES_PAGE : integerParam(limit, 1, MAX_CHANGES_PAGE) };
+}
+
+/**
+ * Where a stream resumes: `Last-Event-ID` wins over `?since=`, because a browser's EventSource
+ * reconnects to the same URL (its original `since`) with the id of the last frame it got. Neither:
+ * undefined (live changes only). An empty Last-Event-ID is what EventSource sends before any id.
+ */
+export function resumePoint(req: IncomingMessage): number | undefined {
+  const lastEventId = req.headers['last-event-id'];
+  if (typeof lastEventId === 'string' && lastEventId !== '') return parseSeq(lastEventId.trim());
+  const since = singleParam(queryOf(req.url as string), 'since');
+  return since === undefined ? undefined : parseSeq(since);
+}

@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { RETAINED_CHANGES } from '../src/events/change-log.ts';
+import { startApp, type TestApp } from './helpers/app.ts';
+import { ioError, recordingFs } from './helpers/recording-fs.ts';
+
+interface WireChange {
+  seq: number;
+  type: string;
+  id: number;
+  book: { id: number; title: string; author: string; year: number } | null;
+}
+
+const book = (title: string): { title: string; author: string; year: number } => ({ title, author: 'A. Author', year: 2001 });
+
+async function changes(app: TestApp, query: string): Promise<{ status: number; message: string; data: WireChange[]; link: string | null }> {
+  const res = await app.request('GET', `/changes${query}`);
+  return { status: res.status, message: res.json.message, data: res.json.data as WireChange[], link: res.headers.get('link') };
+}
+
+describe('GET /changes', () => {
+  let app: TestApp;
+  after(() => app.close());
+
+  it('lists created, updated and deleted changes with their journal seq, ascending, in the envelope', async () => {
+    app = await startApp();
+    await app.request('POST', '/book', { body: book('One') });
+    await app.request('PUT', '/book/1', { body: { year: 2002 } });
+    await app.request('DELETE', '/book/1');
+    const res = await app.request('GET', '/changes');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.equal(
+      res.text,
+      '{"status":200,"message":"Changes retrieved successfully","data":[' +
+        '{"seq":1,"type":"created","id":1,"book":{"id":1,"title":"One","author":"A. Author","year":2001}},' +
+        '{"seq":2,"type":"updated","id":1,"book":{"id":1,"title":"One","author":"A. Author","year":2002}},' +
+        '{"seq":3,"type":"deleted","id":1,"book":null}]}',
+    );
+    assert.equal(res.headers.get('link'), null, 'nothing more follows');
+  });
+
+  it('since= answers only what came after; limit= pages with Link rel="next" until nothing more follows', async () => {
+    for (let i = 0; i < 5; i++) await app.request('POST', '/book', { body: book(`Page ${i}`) });
+    assert.deepEqual((await changes(app, '?since=3')).data.map((c) => c.seq), [4, 5, 6, 7, 8]);
+    const first = await changes(app, '?since=2&limit=4');
+    assert.deepEqual(first.data.map((c) => c.seq), [3, 4, 5, 6]);
+    assert.equal(first.link, '</changes?since=6&limit=4>; rel="next"');
+    const second = await changes(app, '?since=6&limit=4');
+    assert.deepEqual(second.data.map((c) => c.seq), [7, 8]);
+    assert.equal(second.link, null);
+    assert.deepEqual((await changes(app, '?since=8')).data, [], 'caught up: an empty page');
+  });
+
+  it('401 without a token; 400 Invalid query for a since or limit that is not valid', async () => {
+    const anonymous = await app.request('GET', '/changes', { auth: false });
+    assert.deepEqual(anonymous.json, { status: 401, message: 'Authorization token required', data: null });
+    for (const query of ['?since=abc', '?since=-1', '?since=1.5', '?since=99999999999999999999', '?limit=0', '?limit=1001', '?limit=x', '?since=', '?since=1&since=2']) {
+      const res = await app.request('GET', `/changes${query}`);
+      assert.deepEqual(res.json, { status: 400, message: 'Invalid query', data: null }, query);
+    }
+  });
+
+  it('410 Changes no longer available for a since past the last change (another history)', async () => {
+    const res = await app.request('GET', '/changes?since=9');
+    assert.deepEqual(res.json, { status: 410, message: 'Changes no longer available', data: null });
+  });
+
+  it('never lists a change whose write failed (EIO, ENOSPC injected): the next change takes its seq', async () => {
+    const rec = recordingFs();
+    const failing = await startApp({ storeOptions: { fs: rec.fs } });
+    try {
+      await failing.request('POST', '/book', { body: book('Kept 1') });
+      for (const code of ['EIO', 'ENOSPC']) {
+        rec.hooks.datasync = () => {
+          delete rec.hooks.datasync;
+          throw ioError(code);
+        };
+        const res = await failing.request('POST', '/book', { body: book(`Failed ${code}`) });
+        assert.equal(res.status, 500);
+      }
+      rec.hooks.write = () => {
+        delete rec.hooks.write;
+        throw ioError('ENOSPC');
+      };
+      assert.equal((await failing.request('PUT', '/book/1', { body: { title: 'Failed update' } })).status, 500);
+      await failing.request('POST', '/book', { body: book('Kept 2') });
+      const listed = await changes(failing, '');
+      assert.deepEqual(
+        listed.data.map((c) => [c.seq, c.type, c.book?.title]),
+        [
+          [1, 'created', 'Kept 1'],
+          [2, 'created', 'Kept 2'],
+        ],
+      );
+    } finally {
+      await failing.close();
+    }
+  });
+});
+
+describe('GET /changes across restarts and compactions', () => {
+  const dirs: string[] = [];
+  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+
+  it('after a restart the retained changes are rebuilt from the journal, with the same seqs and types, and seq keeps growing', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'changes-restart-'));
+    dirs.push(dataDir);
+    let app = await startApp({ dataDir });
+    await app.request('POST', '/book', { body: book('Before') });
+    await app.request('POST', '/book', { body: book('Second') });
+    await app.request('PUT', '/book/1', { body: { year: 1999 } });
+    await app.request('DELETE', '/book/2');
+    const before = (await changes(app, '')).data;
+    await app.close();
+    app = await startApp({ dataDir });
+    try {
+      assert.deepEqual((await changes(app, '')).data, before);
+      await app.request('POST', '/book', { body: book('After') });
+      assert.deepEqual(
+        (await changes(app, '?since=3')).data.map((c) => [c.seq, c.type, c.id]),
+        [
+          [4, 'deleted', 2],
+          [5, 'created', 3],
+        ],
+      );
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a compaction keeps the last changes answerable and seq growing; past the retained window: 410', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'changes-compaction-'));
+    dirs.push(dataDir);
+    const rec = recordingFs();
+    rec.realSync = false; // about retention, not durability
+    // Compaction only when the test asks for it.
+    const storeOptions = { fs: rec.fs, compaction: { minBytes: 1 << 30 } };
+    const total = RETAINED_CHANGES + 50;
+    let app = await startApp({ dataDir, storeOptions });
+    try {
+      for (let i = 0; i < total; i += 1000) {
+        await Promise.all(Array.from({ length: Math.min(1000, total - i) }, (_, j) => app.store.create(book(`Bulk ${i + j}`))));
+      }
+      assert.equal((await changes(app, '?since=0&limit=3')).data.length, 3, 'before any snapshot every change is retained');
+      await app.store.compact();
+      assert.equal(app.store.feed.oldest, total - RETAINED_CHANGES);
+      assert.equal((await changes(app, '?since=49')).status, 410);
+      assert.deepEqual((await changes(app, '?since=50&limit=1')).data.map((c) => c.seq), [51]);
+      await app.request('POST', '/book', { body: book('After compaction') });
+      const latest = await changes(app, `?since=${total}`);
+      assert.deepEqual(latest.data.map((c) => [c.seq, c.book?.title]), [[total + 1, 'After compaction']]);
+    } finally {
+      await app.close();
+    }
+    // After a restart the journal holds the changes since the snapshot: those resume, older ones are 410.
+    app = await startApp({ dataDir, storeOptions });
+    try {
+      assert.deepEqual((await changes(app, `?since=${total}`)).data.map((c) => c.seq), [total + 1]);
+      assert.equal((await changes(app, `?since=${total - 1}`)).status, 410);
+    } finally {
+      await app.close();
+    }
+  });
+});
