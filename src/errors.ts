@@ -29,6 +29,7 @@ export const MESSAGES = {
   changesRetrieved: 'Changes retrieved successfully',
   changesUnavailable: 'Changes no longer available',
   shuttingDown: 'Shutting down',
+  notReady: 'Not ready',
   internalError: 'Internal server error',
 } as const;
 

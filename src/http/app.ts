@@ -11,6 +11,7 @@ import type { CatalogueMetrics } from '../metrics/catalogue-metrics.ts';
 import type { BookStore } from '../store/store.ts';
 import { createCors } from './cors.ts';
 import { DEFAULT_SERVER_URL, openApiRoute } from './openapi.ts';
+import { readinessRoute } from './readiness.ts';
 import { createReplyWriter, UNMATCHED_ROUTE } from './reply-writer.ts';
 import { encodedReply } from './respond.ts';
 import { pathOf, requestIdFrom } from './request.ts';
@@ -119,6 +120,7 @@ export function createApp(options: AppOptions): App {
     ...bookRoutes(store),
     changesRoute(store.feed),
     healthRoute(() => app.draining),
+    readinessRoute(() => app.draining, store),
     openApiRoute(serverUrl(options.mountPath)),
   ]);
   const authorize = createAuthorizer({ keys, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });

@@ -193,7 +193,7 @@ const getChanges: Operation = {
 };
 const getHealth: Operation = {
   operationId: 'health',
-  summary: 'Liveness and readiness',
+  summary: 'Liveness: 200 while the process serves (503 while it drains)',
   tags: ['operations'],
   security: [],
   responses: {
@@ -201,6 +201,20 @@ const getHealth: Operation = {
     '400': answer(400, [MESSAGES.badRequest]),
     ...NO_ROUTE,
     '503': answer(503, [MESSAGES.shuttingDown]),
+    ...TRANSPORT,
+  },
+};
+const getReadiness: Operation = {
+  operationId: 'readiness',
+  summary: 'Readiness: 200 only while a write would be accepted',
+  description: '503 while the service drains, while the store refuses writes until a restart, and after a failed write until the store has written durably again by itself.',
+  tags: ['operations'],
+  security: [],
+  responses: {
+    '200': answer(200, [MESSAGES.ok], { type: 'object', required: ['status'], properties: { status: { const: 'ready' } } }),
+    '400': answer(400, [MESSAGES.badRequest]),
+    ...NO_ROUTE,
+    '503': answer(503, [MESSAGES.notReady]),
     ...TRANSPORT,
   },
 };
@@ -336,6 +350,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     }),
     '/changes': withOptions('changes', { get: getChanges, head: headOf(getChanges) }),
     '/healthz': withOptions('health', { get: getHealth, head: headOf(getHealth) }),
+    '/readyz': withOptions('readiness', { get: getReadiness, head: headOf(getReadiness) }),
     '/openapi.json': withOptions('openapi', { get: getDocument, head: headOf(getDocument) }),
   },
   components: {

@@ -6,6 +6,7 @@ import { createForAppend, FILE_MODE, makeDataDir, nodeFileLayer, unlinkIfPresent
 import { journalName } from './journal.ts';
 import { acquireLock } from './lock.ts';
 import { NO_STORE_OBSERVER, type StoreObserver } from './observer.ts';
+import { DEFAULT_PROBE_INTERVAL_MS } from './write-probe.ts';
 import { loadCatalogue, type LoadedCatalogue } from './recovery.ts';
 import type { ActiveJournal } from './state.ts';
 import { FileBookStore, type DurableBookStore } from './store.ts';
@@ -18,6 +19,8 @@ export interface StoreOptions {
   compaction?: Partial<CompactionOptions>;
   /** Told of every commit, write failure and compaction (metrics: `createMetrics().storeObserver`). */
   observer?: StoreObserver;
+  /** After a failed write, how often the store checks by itself that it can write durably again (ms). Default 5000. */
+  probeIntervalMs?: number;
 }
 
 /**
@@ -39,7 +42,7 @@ export async function openStore(dir: string, options: StoreOptions = {}): Promis
     const observer = options.observer ?? NO_STORE_OBSERVER;
     const feed = new ChangeLog(loaded.seq, loaded.changes, (err) => logger.error('a change feed listener threw; it was unsubscribed', { err: err as Error }));
     const state = { dir, fs, logger, observer, index: loaded.index, nextId: loaded.nextId, seq: loaded.seq, journal, older, snapshotBytes: loaded.snapshotBytes, feed, release };
-    const store = new FileBookStore(state, { ...COMPACTION_DEFAULTS, ...options.compaction });
+    const store = new FileBookStore(state, { ...COMPACTION_DEFAULTS, ...options.compaction }, options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS);
     observer.opened(store);
     return store;
   } catch (err) {

@@ -3,6 +3,7 @@ import { StoreCorruptError } from '../errors.ts';
 import type { ChangeEntry } from '../events/change.ts';
 import { BookIndex } from './book-index.ts';
 import { TEMP_SUFFIX, type FileLayer } from './durable-fs.ts';
+import { PROBE_FILE } from './write-probe.ts';
 import { journalFirstSeq, JournalDamage, scanJournal, type JournalRecord } from './journal.ts';
 import { readSnapshot, SNAPSHOT_FILE } from './snapshot.ts';
 import type { JournalFile } from './state.ts';
@@ -91,6 +92,6 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
     seq = Math.max(seq, result.lastSeq);
     journals.push({ name, firstSeq, bytes: result.goodLength, lastSeq: result.lastSeq });
   }
-  const temps = names.filter((n) => n === `${SNAPSHOT_FILE}${TEMP_SUFFIX}`);
+  const temps = names.filter((n) => n === `${SNAPSHOT_FILE}${TEMP_SUFFIX}` || n === PROBE_FILE);
   return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, changes, journals, torn, stale, temps };
 }

@@ -7,12 +7,19 @@ import { Compactor, type CompactionOptions } from './compaction.ts';
 import { planBatch, PRECONDITION_FAILED, type Op, type Result } from './batch.ts';
 import { appendAndSync } from './durable-fs.ts';
 import type { ListSnapshot } from './book-index.ts';
+import { WriteProbe } from './write-probe.ts';
 import type { StoreState } from './state.ts';
 
 /** The books: reads come from memory; a write resolves only once it is durable on disk. */
 export interface BookStore {
   readonly dir: string;
   readonly size: number;
+  /**
+   * Whether a write would be accepted now (GET /readyz): false once closed, while read-only until
+   * a restart, and after a failed write until the store has shown by itself that it can write
+   * durably again.
+   */
+  readonly writable: boolean;
   get(id: number): Book | undefined;
   /** The book as response JSON (`id, title, author, year`), cached. */
   getJson(id: number): string | undefined;
@@ -98,10 +105,13 @@ export class FileBookStore implements DurableBookStore {
   /** Set when a failed write could not be undone: writes fail until a restart recovers from disk. */
   #broken: Error | undefined;
   readonly #stats = { records: 0, batches: 0 };
+  /** Runs while a write has failed and none has succeeded since: a probe ends it when the disk works. */
+  readonly #probe: WriteProbe;
 
-  constructor(state: StoreState, compaction: CompactionOptions) {
+  constructor(state: StoreState, compaction: CompactionOptions, probeIntervalMs: number) {
     this.dir = state.dir;
     this.#s = state;
+    this.#probe = new WriteProbe(state, probeIntervalMs);
     this.#compactor = new Compactor(state, compaction, {
       closed: () => this.#closed,
       kick: () => {
@@ -122,6 +132,10 @@ export class FileBookStore implements DurableBookStore {
     const entries = this.#s.feed.after(since, limit);
     if (entries === undefined) throw new ChangesUnavailableError(since, this.#s.feed.oldest);
     return entries.map(changeOf);
+  }
+
+  get writable(): boolean {
+    return this.#unavailable() === undefined && !this.#probe.running;
   }
 
   get stats(): Readonly<StoreStats> {
@@ -182,6 +196,7 @@ export class FileBookStore implements DurableBookStore {
   async #close(): Promise<void> {
     this.#closed = true;
     try {
+      await this.#probe.stop();
       await this.#flushing;
       this.#compactor.cancel(this.#unavailable() as StoreUnavailableError);
       await this.#compactor.idle();
@@ -282,6 +297,7 @@ export class FileBookStore implements DurableBookStore {
         return () => {};
       }
       s.journal.bytes += bytes.length;
+      this.#probe.succeeded();
       this.#stats.batches++;
       this.#stats.records += seq - s.seq;
       s.observer.committed(seq - s.seq, syncSeconds);
@@ -323,6 +339,8 @@ export class FileBookStore implements DurableBookStore {
       for (const w of this.#queue) w.reject(unavailable);
       this.#queue = [];
     }
+    // Read-only until restart: no probe can change that, so none runs.
+    if (this.#broken === undefined) this.#probe.start();
     const err = new StoreUnavailableError('journal write failed', { cause });
     for (const w of waiting) w.reject(err);
   }

@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { parseCommand, type Config } from '../src/config.ts';
+import { killAll, startMain } from './helpers/process.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
+
+const ENV = { SECRET_TOKEN: 'metrics-cli-secret-that-is-32-bytes-long', AUTH_PASSWORD: 'metrics-cli-password' };
+
+function config(argv: string[], env: Record<string, string> = {}): Config {
+  const command = parseCommand({ argv, env });
+  assert.equal(command.kind, 'serve');
+  return (command as { config: Config }).config;
+}
+
+describe('METRICS_PORT / --metrics-port', () => {
+  const dirs = tempDirs('book-catalogue-metrics-cli-');
+  after(async () => {
+    await killAll();
+    await dirs.removeAll();
+  });
+
+  it('is off by default; METRICS_HOST defaults to 127.0.0.1; the flag wins over the environment', () => {
+    assert.equal(config([]).metrics, undefined);
+    assert.equal(config([], { METRICS_HOST: '0.0.0.0' }).metrics, undefined);
+    assert.deepEqual(config([], { METRICS_PORT: '9464' }).metrics, { port: 9464, host: '127.0.0.1' });
+    assert.deepEqual(config(['--metrics-port', '9500', '--metrics-host', '::1'], { METRICS_PORT: '9464', METRICS_HOST: '10.0.0.1' }).metrics, { port: 9500, host: '::1' });
+    assert.throws(() => config(['--metrics-port', '70000']), /invalid port/);
+  });
+
+  it('the service serves /metrics on its own listener only, and says where', async () => {
+    const cwd = await dirs.make();
+    const service = await startMain({ cwd, args: ['--port', '0', '--host', '127.0.0.1', '--metrics-port', '0', '--data-dir', 'data'], env: ENV });
+    try {
+      const line = service
+        .output()
+        .stdout.split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { msg: string; metricsPort?: number })
+        .find((l) => l.metricsPort !== undefined);
+      assert.ok(line, service.output().stdout);
+      assert.match(line.msg, /^metrics on http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+      const scrape = await fetch(`http://127.0.0.1:${line.metricsPort}/metrics`);
+      assert.equal(scrape.status, 200);
+      assert.equal(scrape.headers.get('content-type'), 'text/plain; version=0.0.4');
+      const text = await scrape.text();
+      assert.match(text, /^book_catalogue_build_info\{version="\d+\.\d+\.\d+",node="v[\d.]+"\} 1$/m);
+      assert.ok(!text.includes(ENV.SECRET_TOKEN) && !text.includes(ENV.AUTH_PASSWORD));
+      const publicAnswer = await fetch(`${service.url}/metrics`);
+      assert.equal(publicAnswer.status, 404);
+      assert.equal(((await publicAnswer.json()) as { message: string }).message, 'Not found');
+    } finally {
+      const exit = await service.stop();
+      assert.equal(exit.code, 0, exit.stderr);
+    }
+  });
+});
