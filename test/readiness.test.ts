@@ -113,7 +113,7 @@ describe('GET /readyz', () => {
 
   it('is 503 Not ready while the service drains', async () => {
     const app = await startApp();
-    let stopped: Promise<void> | undefined;
+    let stopped: Promise<unknown> | undefined;
     app.server.prependOnceListener('request', () => {
       stopped = app.server.shutdown(5000);
     });
