@@ -1,4 +1,4 @@
-import { link, open, readFile, rename, unlink } from 'node:fs/promises';
+import { link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { DataDirLockedError } from '../errors.ts';
@@ -21,15 +21,31 @@ function isAlive(pid: number): boolean {
 }
 
 /**
- * Writes our pid to a private temp file and links it into place: the lock appears atomically with
- * its content, so no other process can ever read an empty lock and mistake it for a stale one.
+ * The directory's device and inode numbers. A lock names the directory it was made in, so that one
+ * copied along with the data files (cp -a, rsync, a restored backup) is known for what it is: the
+ * lock of another directory, whose live pid says nothing about this one.
  */
-async function createLock(dir: string, path: string): Promise<void> {
+async function directoryIdentity(dir: string): Promise<string> {
+  const info = await stat(dir, { bigint: true });
+  return `${info.dev}:${info.ino}`;
+}
+
+/** The directory a lock was made in (`dir <dev>:<ino>` on its second line); undefined in a pid-only lock. */
+function lockedDirectory(text: string): string | undefined {
+  return /^dir (\S+)$/m.exec(text)?.[1];
+}
+
+/**
+ * Writes our pid and the directory's identity to a private temp file and links it into place: the
+ * lock appears atomically with its content, so no other process can ever read an empty lock and
+ * mistake it for a stale one.
+ */
+async function createLock(dir: string, path: string, identity: string): Promise<void> {
   // Unique per attempt: two opens in one process (or a pid reused) never share a temp file.
   const temp = `${path}.${process.pid}.${randomUUID()}`;
   const handle = await open(temp, 'w', FILE_MODE);
   try {
-    await handle.writeFile(`${process.pid}\n`);
+    await handle.writeFile(`${process.pid}\ndir ${identity}\n`);
     await handle.sync();
   } finally {
     await handle.close();
@@ -65,19 +81,24 @@ export async function acquireLock(dir: string, logger: Logger): Promise<() => Pr
 }
 
 async function takeLock(dir: string, path: string, logger: Logger): Promise<void> {
+  const identity = await directoryIdentity(dir);
   for (let attempt = 0; ; attempt++) {
     try {
-      await createLock(dir, path);
+      await createLock(dir, path, identity);
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const text = await readFile(path, 'utf8').catch(() => '');
       const pid = Number.parseInt(text, 10);
-      const stale = !(Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid));
+      const locked = lockedDirectory(text);
+      const copied = locked !== undefined && locked !== identity;
+      const stale = copied || !(Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid));
       // A second EEXIST means another process took the stale lock over first.
       if (!stale || attempt > 0) throw new DataDirLockedError(dir, pid);
       if (await removeStaleLock(path, text)) {
-        logger.warn('taking over a stale lock left by a process that no longer runs', { lockFile: path, stalePid: Number.isNaN(pid) ? null : pid });
+        const stalePid = Number.isNaN(pid) ? null : pid;
+        if (copied) logger.warn('replacing a LOCK copied from another directory: its process does not hold this one', { lockFile: path, stalePid });
+        else logger.warn('taking over a stale lock left by a process that no longer runs', { lockFile: path, stalePid });
       }
     }
   }
