@@ -56,7 +56,7 @@ function randomJson(rng: Rng, depth = 0): unknown {
 
 /**
  * Number literals written as text, so JSON can carry what JSON.stringify never would, split by
- * what decisions.md makes of them as a year (an integer value in -9999..9999).
+ * what docs/contract.md, "Books", makes of them as a year (an integer value in -9999..9999).
  */
 const YEARS_ACCEPTED = ['2020.0', '1e3', '1E2', '-0', '9999', '-9999', '1e-400', '0.0'];
 const YEARS_REJECTED = ['1e400', '-1e400', '9007199254740993', '123456789012345678901234567890', '0.5', '10000', '-10000', '0x10', '01', '.5', 'NaN', 'Infinity', '+1'];

@@ -56,7 +56,7 @@ const ENVELOPE_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'c
 /** The one answer that is a document rather than the envelope (the OpenAPI description). */
 const DOCUMENT = /^\/openapi\.json\/?(\?|$)/;
 
-/** decisions.md: every answer is the envelope, 2xx or 4xx, never 5xx and never anything else. */
+/** docs/contract.md, "Envelope": every answer is the envelope, 2xx or 4xx, never 5xx and never anything else. */
 function envelopeProblem(answer: Answer, head: boolean, document: boolean): { problem?: string; data?: unknown } {
   const { status } = answer;
   if (!((status >= 200 && status < 300) || (status >= 400 && status < 500))) return { problem: `status ${status}` };

@@ -8,7 +8,7 @@ export interface Book {
   year: number;
 }
 
-/** What the request addresses, read the way decisions.md says the service reads paths. */
+/** What the request addresses, read the way docs/contract.md, "Paths and ids", says the service reads paths. */
 type Target = { route: 'list' } | { route: 'create' } | { route: 'item'; id: number } | { route: 'other' };
 
 function targetOf(path: string): Target {
@@ -21,7 +21,7 @@ function targetOf(path: string): Target {
   return { route: 'other' };
 }
 
-/** decisions.md, "Books": exactly these keys in this order, strings not blank and ≤ 1000 code points. */
+/** docs/contract.md, "Books": exactly these keys in this order, strings not blank and ≤ 1000 code points. */
 function bookProblem(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return 'data is not a book';
   if (Object.keys(value).join() !== 'id,title,author,year') return `book keys are ${Object.keys(value).join()}`;

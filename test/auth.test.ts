@@ -8,7 +8,7 @@ import { b64url, freshClaims, handSignedToken } from './helpers/token.ts';
 const REQUIRED = { status: 401, message: 'Authorization token required', data: null };
 const INVALID = { status: 401, message: 'Invalid token', data: null };
 
-/** Every protected endpoint (spec §5.1: endpoints 2 to 6). */
+/** Every protected endpoint (docs/contract.md, "Authentication"). */
 const PROTECTED = [
   ['POST', '/book'],
   ['GET', '/books'],
@@ -20,7 +20,7 @@ const PROTECTED = [
 /** A fixed clock, so expiry edges are exact (STYLE.md: inject now()). */
 const NOW = 1_900_000_000;
 
-describe('Authentication (spec §5, decisions.md "Authentication")', () => {
+describe('Authentication (docs/contract.md, "Authentication")', () => {
   let app: TestApp;
   before(async () => {
     app = await startApp({ now: () => NOW * 1000 });
@@ -183,7 +183,7 @@ describe('Authentication (spec §5, decisions.md "Authentication")', () => {
   }
 });
 
-describe('login throttling (decisions.md "Authentication", "Edge cases")', () => {
+describe('login throttling (docs/contract.md, "Login throttling")', () => {
   const WINDOW_MS = 15 * 60 * 1000;
   const apps: TestApp[] = [];
   after(() => Promise.all(apps.map((a) => a.close())));
@@ -288,7 +288,7 @@ describe('login throttling (decisions.md "Authentication", "Edge cases")', () =>
   });
 });
 
-describe('token lifetime as the clock moves (spec §5.3, decisions.md "Edge cases")', () => {
+describe('token lifetime as the clock moves (docs/contract.md, "Tokens")', () => {
   const clock = { now: NOW * 1000 };
   let app: TestApp;
   before(async () => {

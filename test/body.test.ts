@@ -7,14 +7,14 @@ const LIMIT = 64 * 1024;
 const TOO_LARGE = { status: 413, message: 'Payload too large', data: null };
 const BOOK = '{"title":"Dune","author":"Frank Herbert","year":1965}';
 
-/** The three endpoints that read a body, and their 400 message (spec §7). */
+/** The three endpoints that read a body, and their 400 message (docs/contract.md, "Messages"). */
 const ENDPOINTS = [
   { method: 'POST', path: '/book', message: 'Invalid input' },
   { method: 'PUT', path: '/book/1', message: 'Invalid input' },
   { method: 'POST', path: '/token', message: 'Invalid request payload' },
 ] as const;
 
-describe('request bodies (decisions.md "Bodies and transport", "Edge cases")', () => {
+describe('request bodies (docs/contract.md, "Bodies")', () => {
   let app: TestApp;
   before(async () => {
     app = await startApp();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startApp, type TestApp } from './helpers/app.ts';
 
-describe('DELETE /book/{id} (spec §4.6)', () => {
+describe('DELETE /book/{id} (docs/contract.md, "Books")', () => {
   let app: TestApp;
   before(async () => {
     app = await startApp();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startApp, type TestApp } from './helpers/app.ts';
 
-describe('GET /books (spec §4.3)', () => {
+describe('GET /books (docs/contract.md, "Endpoints")', () => {
   let app: TestApp;
   before(async () => {
     app = await startApp();
@@ -47,7 +47,7 @@ describe('GET /books (spec §4.3)', () => {
   });
 });
 
-describe('GET /book/{id} (spec §4.4)', () => {
+describe('GET /book/{id} (docs/contract.md, "Paths and ids")', () => {
   let app: TestApp;
   before(async () => {
     app = await startApp();

@@ -5,7 +5,7 @@ import { openConnection } from './helpers/raw.ts';
 
 const ORIGINAL = { title: 'Dune', author: 'Frank Herbert', year: 1965 };
 
-describe('PUT /book/{id} (spec §4.5)', () => {
+describe('PUT /book/{id} (docs/contract.md, "Books")', () => {
   let app: TestApp;
   let id: number;
   before(async () => {

@@ -13,7 +13,7 @@ const SECRET = 'cli-test-secret-that-is-32-bytes-or-more';
 const PASSWORD = 'cli-test-password';
 const LOCAL = ['--host', '127.0.0.1', '--port', '0'];
 
-/** decisions.md: one clear line on stderr, a non-zero exit, never a stack trace. */
+/** docs/contract.md, "Configuration": one clear line on stderr, a non-zero exit, never a stack trace. */
 function assertOneLineFailure(exit: Exit, mentions: RegExp): void {
   assert.notEqual(exit.code, 0, 'non-zero exit');
   assert.equal(exit.signal, null);
@@ -38,7 +38,7 @@ async function login(url: string, password = PASSWORD, username = 'admin'): Prom
 }
 
 // A safety net, not a measurement: a child that never prints its startup line fails the file instead of hanging it.
-describe('the command line (decisions.md "Configuration")', { concurrency: true, timeout: 60_000 }, () => {
+describe('the command line (docs/contract.md, "Configuration")', { concurrency: true, timeout: 60_000 }, () => {
   let root: string;
   let n = 0;
   /** A fresh empty working directory per case: no .env, no data. */

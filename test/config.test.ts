@@ -9,7 +9,7 @@ function config(sources: Partial<ConfigSources>): Config {
   return (command as { config: Config }).config;
 }
 
-describe('parseCommand (decisions.md "Configuration")', () => {
+describe('parseCommand (docs/contract.md, "Configuration")', () => {
   it('defaults: port 8080, all interfaces, ./data, info, admin, 20 failures, secret and password to be generated', () => {
     const c = config({});
     assert.equal(c.port, 8080);

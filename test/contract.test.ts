@@ -3,8 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { startApp, TEST_PASSWORD, TEST_USER, type TestApp } from './helpers/app.ts';
 
 /**
- * The contract as data: every numbered rule of spec §4 and §5, every row of §7, and the statuses
- * decisions.md adds, each proven over HTTP. Rows run in order against one app that starts with
+ * The contract as data: each rule of the original specification (numbered as it numbers them:
+ * §4 endpoints, §5 authentication, §7 errors; docs/contract.md restates them all) and the statuses
+ * docs/contract.md adds, each proven over HTTP. Rows run in order against one app that starts with
  * books 1 and 2 stored.
  */
 interface Row {
@@ -44,7 +45,7 @@ const ROWS: Row[] = [
   { rule: '§4.6.1, §7', method: 'DELETE', path: '/book/99', condition: 'the deletion reports a failure', status: 404, message: 'Book not found' },
   { rule: '§4.6.2', method: 'DELETE', path: '/book/3', condition: 'the book exists', status: 200, message: 'Book deleted successfully', data: null },
   { rule: '§4.6.2', method: 'GET', path: '/book/3', condition: 'a GET after the DELETE', status: 404, message: 'Book not found' },
-  { rule: '§5.1', method: 'GET', path: '/healthz', condition: 'a public route without a token (decisions.md)', auth: 'none', status: 200, message: 'OK', data: { status: 'ok' } },
+  { rule: '§5.1', method: 'GET', path: '/healthz', condition: 'a public route without a token (docs/contract.md)', auth: 'none', status: 200, message: 'OK', data: { status: 'ok' } },
   ...(['POST /book', 'GET /books', 'GET /book/1', 'PUT /book/1', 'DELETE /book/1'] as const).flatMap((route): Row[] => {
     const [method, path] = route.split(' ') as [string, string];
     return [
@@ -52,15 +53,15 @@ const ROWS: Row[] = [
       { rule: '§5.7, §7', method, path, condition: 'a token that fails validation', auth: 'invalid', status: 401, message: 'Invalid token' },
     ];
   }),
-  { rule: 'decisions.md Paths and ids', method: 'GET', path: '/book/abc', condition: '{id} is not decimal digits', status: 400, message: 'Invalid book id' },
-  { rule: 'decisions.md Paths and ids', method: 'GET', path: '/shelves', condition: 'an unknown path', auth: 'none', status: 404, message: 'Not found' },
-  { rule: 'decisions.md Paths and ids', method: 'DELETE', path: '/books', condition: 'a known path with another method', auth: 'none', status: 405, message: 'Method not allowed' },
-  { rule: 'decisions.md Bodies', method: 'POST', path: '/book', condition: 'a body over 64 KiB', rawBody: ' '.repeat(64 * 1024 + 1), status: 413, message: 'Payload too large' },
-  { rule: 'decisions.md Authentication', method: 'POST', path: '/token', condition: 'a failed login', body: { ...LOGIN, password: 'x' }, auth: 'none', status: 401, message: 'Invalid credentials', app: 'throttled' },
-  { rule: 'decisions.md Authentication', method: 'POST', path: '/token', condition: 'after LOGIN_MAX_FAILURES failures', body: LOGIN, auth: 'none', status: 429, message: 'Too many login attempts', app: 'throttled' },
+  { rule: 'contract: Paths and ids', method: 'GET', path: '/book/abc', condition: '{id} is not decimal digits', status: 400, message: 'Invalid book id' },
+  { rule: 'contract: Paths and ids', method: 'GET', path: '/shelves', condition: 'an unknown path', auth: 'none', status: 404, message: 'Not found' },
+  { rule: 'contract: Paths and ids', method: 'DELETE', path: '/books', condition: 'a known path with another method', auth: 'none', status: 405, message: 'Method not allowed' },
+  { rule: 'contract: Bodies', method: 'POST', path: '/book', condition: 'a body over 64 KiB', rawBody: ' '.repeat(64 * 1024 + 1), status: 413, message: 'Payload too large' },
+  { rule: 'contract: Authentication', method: 'POST', path: '/token', condition: 'a failed login', body: { ...LOGIN, password: 'x' }, auth: 'none', status: 401, message: 'Invalid credentials', app: 'throttled' },
+  { rule: 'contract: Authentication', method: 'POST', path: '/token', condition: 'after LOGIN_MAX_FAILURES failures', body: LOGIN, auth: 'none', status: 429, message: 'Too many login attempts', app: 'throttled' },
 ];
 
-describe('the contract table (spec §4, §5, §7; decisions.md)', () => {
+describe('the contract table (docs/contract.md, "Messages")', () => {
   const apps: Record<'main' | 'unsignable' | 'throttled', TestApp | undefined> = { main: undefined, unsignable: undefined, throttled: undefined };
   before(async () => {
     apps.main = await startApp();

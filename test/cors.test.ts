@@ -11,7 +11,7 @@ const preflight = (origin: string, method = 'PUT'): Record<string, string> => ({
   'access-control-request-headers': 'authorization, content-type, if-match',
 });
 
-describe('CORS is off by default (decisions.md)', () => {
+describe('CORS is off by default (docs/contract.md, "Cross-origin requests")', () => {
   let app: TestApp;
   before(async () => {
     app = await startApp();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createCredentialCheck } from '../src/auth/credentials.ts';
 
-describe('credential check (spec §4.1.2, decisions.md "Authentication")', () => {
+describe('credential check (docs/contract.md, "Logins")', () => {
   const check = createCredentialCheck('librarian', 'pässwörd 🔑');
   const rows: { name: string; user: string; pass: string; ok: boolean }[] = [
     { name: 'the configured pair matches', user: 'librarian', pass: 'pässwörd 🔑', ok: true },

@@ -7,7 +7,7 @@ import { createLogger, createServer, listen, openStore, type BookStore, type Cat
 import { startApp, TEST_PASSWORD, TEST_USER, type TestApp } from './helpers/app.ts';
 import { rawRequestThenClose, type RawResponse } from './helpers/raw.ts';
 
-/** decisions.md, "Bodies and transport": on every answer, whatever its status. */
+/** docs/contract.md, "Envelope": on every answer, whatever its status. */
 const COMMON_HEADERS = {
   'content-type': 'application/json; charset=utf-8',
   'cache-control': 'no-store',
@@ -24,7 +24,7 @@ function assertEnvelope(status: number, headers: (name: string) => string | null
   assert.equal(headers('content-length'), String(Buffer.byteLength(text)));
 }
 
-describe('the envelope on every status (spec §2, §7; decisions.md "Bodies and transport")', () => {
+describe('the envelope on every status (docs/contract.md, "Envelope" and "Messages")', () => {
   let app: TestApp;
   before(async () => {
     app = await startApp({ loginMaxFailures: 1 });
@@ -115,7 +115,7 @@ describe('the envelope on every status (spec §2, §7; decisions.md "Bodies and 
   });
 });
 
-describe('an unexpected failure is 500 Internal server error (decisions.md "Bodies and transport")', () => {
+describe('an unexpected failure is 500 Internal server error (docs/contract.md, "Envelope")', () => {
   const DETAIL = 'disk on fire at /secret/path';
   let dataDir: string;
   let server: CatalogueServer;

@@ -154,7 +154,7 @@ describe('JWT attack matrix: every forged token answers 401 Invalid token', () =
   });
 
   for (const [name, authorization] of [
-    ['the bare token (spec §5.2)', forge()],
+    ['the bare token (docs/contract.md, "Authentication")', forge()],
     ['Bearer <token>', `Bearer ${forge()}`],
     ['bearer <token>', `bearer ${forge()}`],
     ['BEARER <token>', `BEARER ${forge()}`],

@@ -11,7 +11,7 @@ const NOW = 1_800_000_000;
 const decode = (segment: string): unknown => JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
 const failsWith = (reason: TokenFailure) => (err: unknown) => err instanceof TokenError && err.reason === reason;
 
-describe('signToken / verifyToken (spec §5.3, decisions.md "Authentication")', () => {
+describe('signToken / verifyToken (docs/contract.md, "Tokens")', () => {
   it('round trip: a signed token verifies and yields its claims', () => {
     const claims = verifyToken(signToken('librarian', KEY, NOW), [KEY], NOW);
     assert.deepEqual(claims, { sub: 'librarian', iat: NOW, exp: NOW + 900 });

@@ -17,7 +17,7 @@ interface LogLine {
 
 const parse = (lines: string[]): LogLine[] => lines.map((l) => JSON.parse(l) as LogLine);
 
-describe('GET /healthz (decisions.md "Operations")', () => {
+describe('GET /healthz (docs/contract.md, "Operations endpoints")', () => {
   let app: TestApp;
   before(async () => {
     app = await startApp();
@@ -35,7 +35,7 @@ describe('GET /healthz (decisions.md "Operations")', () => {
   });
 });
 
-describe('request log (decisions.md "Operations"; pino field names, STYLE.md)', () => {
+describe('request log (docs/contract.md, "Logging"; pino field names)', () => {
   let app: TestApp;
   before(async () => {
     // debug: the most the service ever logs, so "never" covers every level.

@@ -8,7 +8,7 @@ import { killAll, startMain } from './helpers/process.ts';
 
 const book = (title: string) => ({ title, author: 'a', year: 2000 });
 
-describe('restart on the same data directory (decisions.md "Books", "Durability")', () => {
+describe('restart on the same data directory (docs/contract.md, "Books" and "Durability")', () => {
   let dataDir: string;
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-restart-'));
@@ -65,7 +65,7 @@ describe('restart on the same data directory (decisions.md "Books", "Durability"
 });
 
 // A safety net, not a measurement: a child that never prints its startup line fails the file instead of hanging it.
-describe('restart of the process with a generated secret (decisions.md "Configuration")', { timeout: 30_000 }, () => {
+describe('restart of the process with a generated secret (docs/contract.md, "Configuration")', { timeout: 30_000 }, () => {
   let cwd: string;
   before(async () => {
     cwd = await mkdtemp(join(tmpdir(), 'book-catalogue-restart-cli-'));

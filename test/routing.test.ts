@@ -7,7 +7,7 @@ const NOT_FOUND = { status: 404, message: 'Not found', data: null };
 const NOT_ALLOWED = { status: 405, message: 'Method not allowed', data: null };
 const BAD_ID = { status: 400, message: 'Invalid book id', data: null };
 
-describe('routing (decisions.md "Paths and ids", "Edge cases")', () => {
+describe('routing (docs/contract.md, "Paths and ids" and "Order of checks")', () => {
   let app: TestApp;
   before(async () => {
     app = await startApp();

@@ -9,7 +9,7 @@ import { rawRequestThenClose } from './helpers/raw.ts';
 
 /*
  * A whole session against the real binary at LOG_LEVEL=debug, with everything it prints on stdout
- * and stderr captured; then not one secret may appear in it (decisions.md, "Operations").
+ * and stderr captured; then not one secret may appear in it (docs/contract.md, "Logging").
  */
 const PASSWORD = 'audit-Pa55word-that-nobody-should-ever-see';
 const SECRET = 'audit-signing-secret-0123456789abcdefghij';

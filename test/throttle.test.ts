@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLoginThrottle, MAX_TRACKED_ADDRESSES, THROTTLE_WINDOW_MS } from '../src/auth/throttle.ts';
 
-describe('login throttle (decisions.md, "Authentication")', () => {
+describe('login throttle (docs/contract.md, "Login throttling")', () => {
   it('allows attempts until the configured number of failures, then asks to wait', () => {
     let now = 1_000_000;
     const throttle = createLoginThrottle(3, () => now);

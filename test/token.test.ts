@@ -7,7 +7,7 @@ import { rawRequest } from './helpers/raw.ts';
 const INVALID_PAYLOAD = { status: 400, message: 'Invalid request payload', data: null };
 const INVALID_CREDENTIALS = { status: 401, message: 'Invalid credentials', data: null };
 
-describe('POST /token (spec §4.1)', () => {
+describe('POST /token (docs/contract.md, "Logins")', () => {
   let app: TestApp;
   before(async () => {
     app = await startApp({ loginMaxFailures: 0 });
@@ -103,7 +103,7 @@ describe('POST /token (spec §4.1)', () => {
       assert.equal(res.status, 200);
     });
 
-    it('POST /token needs no Authorization header and ignores an invalid one (spec §5.1)', async () => {
+    it('POST /token needs no Authorization header and ignores an invalid one (docs/contract.md, "Authentication")', async () => {
       const res = await app.request('POST', '/token', {
         body: { username: TEST_USER, password: TEST_PASSWORD },
         headers: { authorization: 'garbage' },
@@ -113,7 +113,7 @@ describe('POST /token (spec §4.1)', () => {
   });
 });
 
-describe('POST /token when signing fails (spec §4.1.4)', () => {
+describe('POST /token when signing fails (docs/contract.md, "Logins")', () => {
   let app: TestApp;
   before(async () => {
     // A key node:crypto refuses: createHmac throws the moment a token is signed.

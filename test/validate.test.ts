@@ -8,7 +8,7 @@ const EMOJI = '📚'; // one code point, two UTF-16 units
 const VALID = { title: 'Dune', author: 'Frank Herbert', year: 1965 };
 const INVALID_INPUT = { status: 400, message: 'Invalid input', data: null };
 
-/** Field values that break the rules of decisions.md "Books" (JSON text, so 1e400 and 2020.5 stay as written). */
+/** Field values that break the rules of docs/contract.md, "Books" (JSON text, so 1e400 and 2020.5 stay as written). */
 const BAD_TEXT: [string, string][] = [
   ['missing', ''],
   ['null', 'null'],
@@ -44,7 +44,7 @@ function bodyWith(field: 'title' | 'author' | 'year', value: string): string {
   return `{${parts.join(',')}}`;
 }
 
-describe('book validation over HTTP (decisions.md "Books", "Edge cases")', () => {
+describe('book validation over HTTP (docs/contract.md, "Books")', () => {
   let app: TestApp;
   before(async () => {
     app = await startApp();

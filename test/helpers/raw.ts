@@ -36,7 +36,7 @@ export function openConnection(port: number): Promise<RawConnection> {
 
 /**
  * Sends `data` on a new connection, reads one response and waits until the server closes the
- * connection: for requests after which decisions.md says the connection is closed.
+ * connection: for requests after which docs/contract.md, "Transport", says the connection is closed.
  */
 export async function rawRequestThenClose(port: number, data: string | Uint8Array): Promise<RawResponse> {
   const conn = await openConnection(port);

@@ -22,7 +22,7 @@ export function handSignedToken({ header = { alg: 'HS256', typ: 'JWT' }, claims 
   return `${input}.${createHmac(hash, secret).update(input).digest('base64url')}`;
 }
 
-/** Claims valid for 15 minutes from `nowSeconds` (spec §5.3). */
+/** Claims valid for 15 minutes from `nowSeconds` (docs/contract.md, "Tokens"). */
 export function freshClaims(nowSeconds = Math.floor(Date.now() / 1000)): Record<string, unknown> {
   return { sub: 'librarian', iat: nowSeconds, exp: nowSeconds + 900 };
 }
