@@ -3,12 +3,13 @@ import { delimiter, join } from 'node:path';
 
 /**
  * System programs some checks drive for real (the page in Debian's `chromium`, the metrics through
- * `promtool` from Debian's `prometheus`). CI installs them (`.ci/run`); elsewhere the checks that
+ * `promtool` from Debian's `prometheus`, the systemd unit through `systemd-analyze`). CI installs them (`.ci/run`); elsewhere the checks that
  * need one are skipped, and `npm test` says so in one line (test/tools-notice.ts).
  */
 export const SYSTEM_TOOLS = {
   chromium: { env: 'CHROMIUM_PATH', names: ['chromium', 'chromium-browser'], debianPackage: 'chromium', checks: 'the web page in a real browser' },
   promtool: { env: 'PROMTOOL_PATH', names: ['promtool'], debianPackage: 'prometheus', checks: 'the /metrics text through promtool' },
+  'systemd-analyze': { env: 'SYSTEMD_ANALYZE_PATH', names: ['systemd-analyze'], debianPackage: 'systemd', checks: 'the systemd unit through systemd-analyze verify' },
 } as const;
 
 export type SystemTool = keyof typeof SYSTEM_TOOLS;
