@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openStore } from '../src/store/open.ts';
-import type { DurableBookStore } from '../src/store/store.ts';
+import type { DurableBookStore } from '../src/store/book-store.ts';
 import { median } from './median.ts';
 
 const { values: flags } = parseArgs({

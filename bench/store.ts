@@ -15,12 +15,12 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { bookJson } from '../src/books/model.ts';
-import { nodeFileLayer } from '../src/store/durable-fs.ts';
+import { bookJson } from '../src/model/book.ts';
+import { nodeFileLayer } from '../src/fs/durable-fs.ts';
 import { COMPACTION_DEFAULTS } from '../src/store/compaction.ts';
 import { writeSnapshot } from '../src/store/snapshot.ts';
 import { openStore } from '../src/store/open.ts';
-import type { DurableBookStore } from '../src/store/store.ts';
+import type { DurableBookStore } from '../src/store/book-store.ts';
 import { LatencyHistogram, type LatencySummary } from './histogram.ts';
 
 interface WriterResult extends LatencySummary {

@@ -10,16 +10,17 @@ import { loadOrCreateSecret, PASSWORD_FILE, SECRET_FILE } from './auth/secrets.t
 import { runBackupCommand } from './cli/backup.ts';
 import { malformedDotenvLines } from './cli/dotenv-lines.ts';
 import { readTlsFiles } from './cli/tls-files.ts';
-import { parseCommand, USAGE, type Config } from './config.ts';
-import { ConfigError, DataDirLockedError, StoreCorruptError } from './errors.ts';
-import { createServer, listen, SHUTDOWN_GRACE_MS, type CatalogueServer } from './http/server.ts';
+import { parseCommand, USAGE, type Config } from './cli/command.ts';
+import { ConfigError, DataDirLockedError, StoreCorruptError } from './faults.ts';
+import { isNotFound } from './fs/durable-fs.ts';
+import { listen, SHUTDOWN_GRACE_MS } from './http/server.ts';
 import { batchLines, createLogger, type Logger } from './log.ts';
-import { isNotFound } from './store/durable-fs.ts';
 import { createMetrics, type CatalogueMetrics } from './metrics/catalogue-metrics.ts';
 import { createMetricsServer } from './metrics/listener.ts';
-import { openStore } from './store/open.ts';
+import { createServer, type CatalogueServer } from './service/server.ts';
+import type { BookStore } from './store/book-store.ts';
 import type { StoreObserver } from './store/observer.ts';
-import type { BookStore } from './store/store.ts';
+import { openStore } from './store/open.ts';
 import { packageVersion } from './version.ts';
 
 /** RFC 7518 §3.2: an HS256 key shorter than the hash output weakens it. */

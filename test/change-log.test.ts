@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ChangesUnavailableError, openStore } from '../src/index.ts';
-import { ChangeLog, RETAINED_CHANGES } from '../src/events/change-log.ts';
-import type { ChangeEntry } from '../src/events/change.ts';
+import { ChangeLog, RETAINED_CHANGES } from '../src/store/change-log.ts';
+import type { ChangeEntry } from '../src/store/change.ts';
 
 const entry = (seq: number): ChangeEntry => ({ seq, type: 'created', id: seq, bookJson: `{"id":${seq}}` });
 const range = (from: number, to: number): ChangeEntry[] => Array.from({ length: to - from + 1 }, (_, i) => entry(from + i));

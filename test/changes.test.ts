@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { RETAINED_CHANGES } from '../src/events/change-log.ts';
+import { RETAINED_CHANGES } from '../src/store/change-log.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { ioError, recordingFs } from './helpers/recording-fs.ts';
 

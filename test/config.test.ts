@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseCommand, type Config, type ConfigSources } from '../src/config.ts';
-import { ConfigError } from '../src/errors.ts';
+import { parseCommand, type Config, type ConfigSources } from '../src/cli/command.ts';
+import { ConfigError } from '../src/faults.ts';
 
 function config(sources: Partial<ConfigSources>): Config {
   const command = parseCommand({ argv: [], env: {}, ...sources });

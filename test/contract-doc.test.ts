@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { OPENAPI_DOCUMENT } from '../src/http/openapi.ts';
+import { OPENAPI_DOCUMENT } from '../src/service/openapi-document.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -59,7 +59,7 @@ describe('docs/contract.md is what the code and the OpenAPI document cite', () =
   });
 
   it('states every envelope message the service can send', async () => {
-    const { MESSAGES } = await import('../src/errors.ts');
+    const { MESSAGES } = await import('../src/http/messages.ts');
     const text = await readFile(join(ROOT, 'docs/contract.md'), 'utf8');
     for (const message of Object.values(MESSAGES)) assert.ok(text.includes(`\`${message}\``), message);
   });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openStore } from '../src/index.ts';
-import { nodeFileLayer, TEMP_SUFFIX, type FileLayer } from '../src/store/durable-fs.ts';
+import { nodeFileLayer, TEMP_SUFFIX, type FileLayer } from '../src/fs/durable-fs.ts';
 import { startMain, type RunningService } from './helpers/process.ts';
 
 /*

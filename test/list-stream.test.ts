@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { writeCatalogue, type Book } from '../src/index.ts';
-import { bookJson } from '../src/books/model.ts';
+import { bookJson } from '../src/model/book.ts';
 import { BookIndex } from '../src/store/book-index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { parseCommand, type Config } from '../src/config.ts';
+import { parseCommand, type Config } from '../src/cli/command.ts';
 import { killAll, startMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 

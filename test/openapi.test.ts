@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { rm } from 'node:fs/promises';
 import { createApp, MESSAGES, openStore } from '../src/index.ts';
-import { OPENAPI_DOCUMENT } from '../src/http/openapi.ts';
+import { OPENAPI_DOCUMENT } from '../src/service/openapi-document.ts';
 import { OPERATION_METHODS, type Operation, type Response, type ResponseRef, type Schema } from '../src/http/openapi-types.ts';
 import { startApp, TEST_SECRET, type TestApp } from './helpers/app.ts';
 

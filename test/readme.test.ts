@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
-import { MESSAGES } from '../src/errors.ts';
+import { MESSAGES } from '../src/http/messages.ts';
 
 const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
 
@@ -15,7 +15,7 @@ describe('README stays true', () => {
   });
 
   it('every environment variable the CLI reads is in the configuration table', async () => {
-    const config = await readFile(new URL('../src/config.ts', import.meta.url), 'utf8');
+    const config = await readFile(new URL('../src/cli/command.ts', import.meta.url), 'utf8');
     const vars = new Set([...config.matchAll(/env\('([A-Z_]+)'\)/g)].map((m) => m[1] as string));
     assert.ok(vars.size >= 5, `found ${[...vars].join(', ')}`);
     for (const name of vars) assert.ok(readme.includes(`\`${name}\``), `${name} is documented`);

@@ -1,42 +1,51 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Router, type RouteDefinition } from '../src/http/router.ts';
+import { Router, type Match, type Routable } from '../src/http/router.ts';
 
-const ROUTES: RouteDefinition<string>[] = [
-  { method: 'POST', pattern: '/token', handler: 'token' },
-  { method: 'POST', pattern: '/book', handler: 'create' },
-  { method: 'GET', pattern: '/books', handler: 'list' },
-  { method: 'GET', pattern: '/book/{id}', handler: 'read' },
-  { method: 'PUT', pattern: '/book/{id}', handler: 'update' },
-  { method: 'DELETE', pattern: '/book/{id}', handler: 'delete' },
-  { method: 'GET', pattern: '/a/{x}/b/{y}', handler: 'two-params' },
+interface NamedRoute extends Routable {
+  readonly name: string;
+}
+
+/** A match with the route reduced to its name, for deepEqual. */
+function named(match: Match<NamedRoute>): unknown {
+  return match.kind === 'found' ? { kind: 'found', route: match.route.name, params: { ...match.params }, pattern: match.pattern } : match;
+}
+
+const ROUTES: NamedRoute[] = [
+  { method: 'POST', pattern: '/token', name: 'token' },
+  { method: 'POST', pattern: '/book', name: 'create' },
+  { method: 'GET', pattern: '/books', name: 'list' },
+  { method: 'GET', pattern: '/book/{id}', name: 'read' },
+  { method: 'PUT', pattern: '/book/{id}', name: 'update' },
+  { method: 'DELETE', pattern: '/book/{id}', name: 'delete' },
+  { method: 'GET', pattern: '/a/{x}/b/{y}', name: 'two-params' },
 ];
 
-/** The pattern a handler was registered under: what the metrics' route label is. */
-function patternOf(handler: string): string {
-  return (ROUTES.find((r) => r.handler === handler) as RouteDefinition<string>).pattern;
+/** The pattern a route was registered under: what the metrics' route label is. */
+function patternOf(name: string): string {
+  return (ROUTES.find((r) => r.name === name) as NamedRoute).pattern;
 }
 
 describe('Router (no HTTP)', () => {
   const router = new Router(ROUTES);
 
-  describe('match(method, path) finds the handler, the parameters and the pattern', () => {
-    const rows: { method: string; path: string; handler: string; params: string[] }[] = [
-      { method: 'POST', path: '/token', handler: 'token', params: [] },
-      { method: 'GET', path: '/books', handler: 'list', params: [] },
-      { method: 'GET', path: '/book/42', handler: 'read', params: ['42'] },
-      { method: 'PUT', path: '/book/42', handler: 'update', params: ['42'] },
-      { method: 'DELETE', path: '/book/abc', handler: 'delete', params: ['abc'] },
-      { method: 'GET', path: '/book/%31', handler: 'read', params: ['%31'] },
-      { method: 'GET', path: '/a/1/b/2', handler: 'two-params', params: ['1', '2'] },
-      { method: 'HEAD', path: '/books', handler: 'list', params: [] },
-      { method: 'HEAD', path: '/book/7', handler: 'read', params: ['7'] },
-      { method: 'GET', path: '/books/', handler: 'list', params: [] },
-      { method: 'GET', path: '/book/7/', handler: 'read', params: ['7'] },
+  describe('match(method, path) finds the route, its parameters by name and the pattern', () => {
+    const rows: { method: string; path: string; route: string; params: Record<string, string> }[] = [
+      { method: 'POST', path: '/token', route: 'token', params: {} },
+      { method: 'GET', path: '/books', route: 'list', params: {} },
+      { method: 'GET', path: '/book/42', route: 'read', params: { id: '42' } },
+      { method: 'PUT', path: '/book/42', route: 'update', params: { id: '42' } },
+      { method: 'DELETE', path: '/book/abc', route: 'delete', params: { id: 'abc' } },
+      { method: 'GET', path: '/book/%31', route: 'read', params: { id: '%31' } },
+      { method: 'GET', path: '/a/1/b/2', route: 'two-params', params: { x: '1', y: '2' } },
+      { method: 'HEAD', path: '/books', route: 'list', params: {} },
+      { method: 'HEAD', path: '/book/7', route: 'read', params: { id: '7' } },
+      { method: 'GET', path: '/books/', route: 'list', params: {} },
+      { method: 'GET', path: '/book/7/', route: 'read', params: { id: '7' } },
     ];
     for (const row of rows) {
-      it(`${row.method} ${row.path} → ${row.handler} ${JSON.stringify(row.params)}`, () => {
-        assert.deepEqual(router.match(row.method, row.path), { kind: 'found', handler: row.handler, params: row.params, pattern: patternOf(row.handler) });
+      it(`${row.method} ${row.path} → ${row.route} ${JSON.stringify(row.params)}`, () => {
+        assert.deepEqual(named(router.match(row.method, row.path)), { kind: 'found', route: row.route, params: row.params, pattern: patternOf(row.route) });
       });
     }
   });
@@ -77,16 +86,16 @@ describe('Router (no HTTP)', () => {
   });
 
   it('a duplicate route is refused when the table is built', () => {
-    assert.throws(() => new Router([ROUTES[0] as RouteDefinition<string>, ROUTES[0] as RouteDefinition<string>]), /duplicate route POST \/token/);
+    assert.throws(() => new Router([ROUTES[0] as NamedRoute, ROUTES[0] as NamedRoute]), /duplicate route POST \/token/);
   });
 
   it('a pattern that does not start with / is refused', () => {
-    assert.throws(() => new Router([{ method: 'GET', pattern: 'books', handler: 'x' }]), /must start with \//);
+    assert.throws(() => new Router([{ method: 'GET', pattern: 'books', name: 'x' }]), /must start with \//);
   });
 
   it('a root route matches only /', () => {
-    const root = new Router([{ method: 'GET', pattern: '/', handler: 'root' }]);
-    assert.deepEqual(root.match('GET', '/'), { kind: 'found', handler: 'root', params: [], pattern: '/' });
+    const root = new Router([{ method: 'GET', pattern: '/', name: 'root' }]);
+    assert.deepEqual(named(root.match('GET', '/')), { kind: 'found', route: 'root', params: {}, pattern: '/' });
     assert.deepEqual(root.match('GET', '/x'), { kind: 'none' });
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { Book } from '../src/books/model.ts';
+import type { Book } from '../src/model/book.ts';
 import { readCatalogue, writeCatalogue } from '../src/store/catalogue-file.ts';
 import { openStore } from '../src/store/open.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';

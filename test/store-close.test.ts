@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { StoreUnavailableError } from '../src/errors.ts';
+import { StoreUnavailableError } from '../src/faults.ts';
 import { createLogger } from '../src/log.ts';
 import { openStore } from '../src/store/open.ts';
 import { gate, ioError, recordingFs } from './helpers/recording-fs.ts';

@@ -3,7 +3,7 @@ import { cp, readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openStore } from '../src/store/open.ts';
-import type { DurableBookStore } from '../src/store/store.ts';
+import type { DurableBookStore } from '../src/store/book-store.ts';
 import { createLogger } from '../src/log.ts';
 import { gate, ioError, recordingFs } from './helpers/recording-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';

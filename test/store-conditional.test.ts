@@ -3,13 +3,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { bookEtag } from '../src/books/etag.ts';
-import { PreconditionFailedError } from '../src/errors.ts';
+import { bookEtag, ifMatchCondition } from '../src/books/etag.ts';
+import { PreconditionFailedError } from '../src/faults.ts';
 import { openStore } from '../src/store/open.ts';
-import type { DurableBookStore } from '../src/store/store.ts';
+import type { DurableBookStore } from '../src/store/book-store.ts';
 import { gate, recordingFs, type RecordingFs } from './helpers/recording-fs.ts';
 
 const BOOK = { title: 'Emma', author: 'Jane Austen', year: 1815 };
+/** The store's condition for an If-Match value, as the book routes build it. */
+const ifMatch = (header: string) => ifMatchCondition(header);
 
 /** If-Match decided by the store against exactly the state a write replaces (RFC 9110 §13.1.1). */
 describe('store: conditional writes (If-Match)', () => {
@@ -47,7 +49,7 @@ describe('store: conditional writes (If-Match)', () => {
   it('a conditional write queued behind a pending write is checked against that write\'s result', async () => {
     const release = await holdNextSync(() => store.update(1, { year: 1816 }));
     assert.equal(store.get(1)?.year, 1815, 'the pending write is not visible yet');
-    const stale = store.update(1, { title: 'Stale edit' }, tag);
+    const stale = store.update(1, { title: 'Stale edit' }, ifMatch(tag));
     release();
     await assert.rejects(stale, PreconditionFailedError);
     assert.deepEqual(store.get(1), { id: 1, ...BOOK, year: 1816 });
@@ -55,9 +57,9 @@ describe('store: conditional writes (If-Match)', () => {
 
   it('of two conditional writes with the same tag in one batch, exactly the first wins', async () => {
     const release = await holdNextSync(() => store.create({ ...BOOK, title: 'Sanditon' }));
-    const a = store.update(1, { title: 'A' }, tag);
-    const b = store.update(1, { title: 'B' }, tag);
-    const c = store.remove(1, tag);
+    const a = store.update(1, { title: 'A' }, ifMatch(tag));
+    const b = store.update(1, { title: 'B' }, ifMatch(tag));
+    const c = store.remove(1, ifMatch(tag));
     release();
     assert.equal((await a)?.title, 'A');
     await assert.rejects(b, PreconditionFailedError);
@@ -67,18 +69,18 @@ describe('store: conditional writes (If-Match)', () => {
 
   it('a failed precondition writes nothing, and the current tag or * succeeds', async () => {
     const records = store.stats.records;
-    await assert.rejects(store.update(1, { year: 1 }, '"not-the-tag"'), PreconditionFailedError);
-    await assert.rejects(store.remove(1, 'W/' + tag), PreconditionFailedError, 'a weak tag never matches');
+    await assert.rejects(store.update(1, { year: 1 }, ifMatch('"not-the-tag"')), PreconditionFailedError);
+    await assert.rejects(store.remove(1, ifMatch('W/' + tag)), PreconditionFailedError, 'a weak tag never matches');
     assert.equal(store.stats.records, records);
-    assert.equal((await store.update(1, { year: 1817 }, `"x", ${tag}`))?.year, 1817);
-    assert.equal(await store.remove(1, '*'), true);
+    assert.equal((await store.update(1, { year: 1817 }, ifMatch(`"x", ${tag}`)))?.year, 1817);
+    assert.equal(await store.remove(1, ifMatch('*')), true);
   });
 
   it('a missing book is not found before any precondition, and other books are not held up', async () => {
-    assert.equal(await store.update(99, { year: 1 }, tag), undefined);
-    assert.equal(await store.remove(99, '*'), false);
+    assert.equal(await store.update(99, { year: 1 }, ifMatch(tag)), undefined);
+    assert.equal(await store.remove(99, ifMatch('*')), false);
     const release = await holdNextSync(() => store.update(1, { year: 1816 }));
-    const other = store.update(2, { year: 1818 }, bookEtag(store.getJson(2) as string));
+    const other = store.update(2, { year: 1818 }, ifMatch(bookEtag(store.getJson(2) as string)));
     release();
     assert.equal((await other)?.year, 1818);
   });

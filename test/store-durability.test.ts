@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { signToken } from '../src/auth/jwt.ts';
 import { createLogger, createServer, listen, openStore, type CatalogueServer } from '../src/index.ts';
-import type { DurableBookStore } from '../src/store/store.ts';
+import type { DurableBookStore } from '../src/store/book-store.ts';
 import { TEST_PASSWORD, TEST_SECRET, TEST_USER } from './helpers/app.ts';
 import { gate, ioError, recordingFs, type RecordingFs } from './helpers/recording-fs.ts';
 

@@ -3,9 +3,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { StoreUnavailableError } from '../src/errors.ts';
+import { StoreUnavailableError } from '../src/faults.ts';
 import { openStore } from '../src/store/open.ts';
-import type { DurableBookStore } from '../src/store/store.ts';
+import type { DurableBookStore } from '../src/store/book-store.ts';
 import { gate, ioError, recordingFs, type RecordingFs } from './helpers/recording-fs.ts';
 
 const BOOK = { title: 'Emma', author: 'Jane Austen', year: 1815 };

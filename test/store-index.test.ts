@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { bookJson } from '../src/books/model.ts';
+import { bookJson } from '../src/model/book.ts';
 import { BookIndex } from '../src/store/book-index.ts';
 import { writeCatalogue } from '../src/store/catalogue-file.ts';
 import { openStore } from '../src/store/open.ts';

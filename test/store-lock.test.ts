@@ -4,7 +4,7 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { DataDirLockedError } from '../src/errors.ts';
+import { DataDirLockedError } from '../src/faults.ts';
 import { createLogger } from '../src/log.ts';
 import { removeStaleLock } from '../src/store/lock.ts';
 import { openStore } from '../src/store/open.ts';

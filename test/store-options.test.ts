@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { openStore, type CompactionOptions, type FileHandleLike, type FileLayer } from '../src/index.ts';
-import { nodeFileLayer } from '../src/store/durable-fs.ts';
+import { nodeFileLayer } from '../src/fs/durable-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const temp = tempDirs('store-options-');

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { crc32 } from 'node:zlib';
 import { createLogger } from '../src/log.ts';
-import { StoreCorruptError } from '../src/errors.ts';
+import { StoreCorruptError } from '../src/faults.ts';
 import { openStore } from '../src/store/open.ts';
-import { nodeFileLayer } from '../src/store/durable-fs.ts';
+import { nodeFileLayer } from '../src/fs/durable-fs.ts';
 import { writeSnapshot } from '../src/store/snapshot.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 

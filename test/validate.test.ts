@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { parseBookFields, parseBookId, parseBookPatch } from '../src/books/validate.ts';
-import { HttpError } from '../src/errors.ts';
+import { parseBookId } from '../src/books/book-id.ts';
+import { HttpError } from '../src/http/messages.ts';
+import { InvalidBookError, validFields, validPatch } from '../src/model/valid-book.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 
 const EMOJI = '📚'; // one code point, two UTF-16 units
@@ -161,21 +162,21 @@ describe('book validation over HTTP (docs/contract.md, "Books")', () => {
   });
 });
 
-describe('validate.ts (no HTTP)', () => {
+describe('the valid-book rule and the id parser (no HTTP)', () => {
   const isInvalid = (message: string) => (err: unknown) => err instanceof HttpError && err.status === 400 && err.message === message;
 
-  it('parseBookFields returns exactly title, author, year', () => {
-    assert.deepEqual(parseBookFields({ id: 3, extra: 1, year: 1e3, author: 'a', title: 't' }), { title: 't', author: 'a', year: 1000 });
+  it('validFields returns exactly title, author, year', () => {
+    assert.deepEqual(validFields({ id: 3, extra: 1, year: 1e3, author: 'a', title: 't' }), { title: 't', author: 'a', year: 1000 });
   });
-  it('parseBookFields refuses a missing field', () => {
-    assert.throws(() => parseBookFields({ title: 't', author: 'a' }), isInvalid('Invalid input'));
+  it('validFields refuses a missing field with InvalidBookError (answered 400 Invalid input)', () => {
+    assert.throws(() => validFields({ title: 't', author: 'a' }), InvalidBookError);
   });
-  it('parseBookPatch keeps only the fields present', () => {
-    assert.deepEqual(parseBookPatch({}), {});
-    assert.deepEqual(parseBookPatch({ year: -9999, id: 1 }), { year: -9999 });
+  it('validPatch keeps only the fields present', () => {
+    assert.deepEqual(validPatch({}), {});
+    assert.deepEqual(validPatch({ year: -9999, id: 1 }), { year: -9999 });
   });
-  it('parseBookPatch refuses a present field set to null', () => {
-    assert.throws(() => parseBookPatch({ title: null }), isInvalid('Invalid input'));
+  it('validPatch refuses a present field set to null', () => {
+    assert.throws(() => validPatch({ title: null }), InvalidBookError);
   });
   it('parseBookId: decimal digits naming a safe integer; 007 is 7', () => {
     assert.equal(parseBookId('007'), 7);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { OPENAPI_DOCUMENT } from '../src/http/openapi.ts';
+import { OPENAPI_DOCUMENT } from '../src/service/openapi-document.ts';
 import { startApp, TEST_USER, type TestApp } from './helpers/app.ts';
 
 describe('every 401 carries WWW-Authenticate (RFC 9110 §11.6.1)', () => {

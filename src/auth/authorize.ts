@@ -1,10 +1,10 @@
-import type { IncomingMessage } from 'node:http';
-import { MESSAGES } from '../errors.ts';
 import { trimOws } from '../http/header-value.ts';
+import { ANSWERS } from '../http/messages.ts';
 import { encodedReply } from '../http/respond.ts';
-import type { Reply } from '../http/route.ts';
+import type { Reply, RequestContext } from '../http/route.ts';
 import type { Logger } from '../log.ts';
 import { TokenError, verifyToken, type TokenFailure } from './jwt.ts';
+import type { SigningKeys } from './keys.ts';
 import { TokenCache } from './token-cache.ts';
 
 /**
@@ -27,15 +27,14 @@ function tokenFrom(header: string | undefined): string {
 export const BEARER_CHALLENGE = 'Bearer realm="book-catalogue"';
 
 /* The 401s are the answers an unauthenticated flood gets: encoded once, not per request. */
-const TOKEN_REQUIRED: Reply = { ...encodedReply(401, MESSAGES.tokenRequired, 'null'), headers: { 'www-authenticate': BEARER_CHALLENGE } };
+const TOKEN_REQUIRED: Reply = { ...encodedReply(ANSWERS.tokenRequired, 'null'), headers: { 'www-authenticate': BEARER_CHALLENGE } };
 const INVALID_TOKEN: Reply = {
-  ...encodedReply(401, MESSAGES.invalidToken, 'null'),
+  ...encodedReply(ANSWERS.invalidToken, 'null'),
   headers: { 'www-authenticate': `${BEARER_CHALLENGE}, error="invalid_token"` },
 };
 
 export interface AuthorizerOptions {
-  /** Verification keys, current first (a previous secret keeps issued tokens valid during rotation). */
-  keys: readonly Uint8Array[];
+  keys: SigningKeys;
   nowSeconds: () => number;
   logger: Logger;
   /** Told why each 401 was given (metrics): no token at all, or the verifier's reason. */
@@ -43,12 +42,12 @@ export interface AuthorizerOptions {
 }
 
 /** undefined when the request may proceed, otherwise its 401 (a reply, not a throw: this is the hot path). */
-export type Authorizer = (req: IncomingMessage, reqId: string) => Reply | undefined;
+export type Authorizer = (ctx: RequestContext) => Reply | undefined;
 
 /** The check for protected routes (docs/contract.md, "Authentication"), with verified tokens cached until they expire. */
 export function createAuthorizer({ keys, nowSeconds, logger, onRejected }: AuthorizerOptions): Authorizer {
-  const tokens = new TokenCache((token, at) => verifyToken(token, keys, at));
-  return (req, reqId) => {
+  const tokens = new TokenCache((token, at) => verifyToken(token, keys.verifying, at));
+  return ({ req, reqId }) => {
     const token = tokenFrom(req.headers.authorization);
     if (token === '') {
       onRejected?.('missing');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { isNotFound, nodeFileLayer, writeAtomic, type FileLayer } from '../store/durable-fs.ts';
+import { isNotFound, nodeFileLayer, writeAtomic, type FileLayer } from '../fs/durable-fs.ts';
 
 export const SECRET_FILE = 'secret-token';
 export const PASSWORD_FILE = 'auth-password';

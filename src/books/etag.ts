@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { entityTagListMatches } from '../http/entity-tags.ts';
+import type { VersionCondition } from '../store/book-store.ts';
 
 /**
  * A strong entity tag (RFC 9110 §8.8.3) for a book: a hash of its response JSON, so two answers
@@ -10,9 +11,11 @@ export function bookEtag(json: string): string {
 }
 
 /**
- * RFC 9110 §13.1.1: `*` matches any current book; otherwise a comma-separated list of entity tags
- * compared strongly, so a weak tag (`W/"…"`) never matches.
+ * If-Match as the store's condition on the book's current version (RFC 9110 §13.1.1): `*`
+ * matches any current book; otherwise a comma-separated list of entity tags compared strongly, so
+ * a weak tag (`W/"…"`) never matches. undefined: no header, an unconditional write.
  */
-export function ifMatchHolds(header: string, currentJson: string): boolean {
-  return entityTagListMatches(header, bookEtag(currentJson), 'strong');
+export function ifMatchCondition(header: string | undefined): VersionCondition | undefined {
+  if (header === undefined) return undefined;
+  return (currentJson) => entityTagListMatches(header, bookEtag(currentJson), 'strong');
 }

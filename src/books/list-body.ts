@@ -1,7 +1,7 @@
+import type { Answer } from '../http/messages.ts';
 import { envelopeHead } from '../http/respond.ts';
 import type { StreamedBody } from '../http/route.ts';
 import type { ListSnapshot } from '../store/book-index.ts';
-import type { Message } from '../errors.ts';
 
 /** UTF-16 units per piece written: a stalled reader's socket holds about this much of its answer. */
 const PIECE = 1 << 16;
@@ -10,7 +10,7 @@ const PIECE = 1 << 16;
  * GET /books as a StreamedBody: the envelope, then `[`, every page's text with commas between,
  * `]}`. The same bytes as the envelope built around `listJson()`, never joined into one string.
  */
-export function listBody(status: number, message: Message, snapshot: ListSnapshot): StreamedBody {
+export function listBody({ status, message }: Answer, snapshot: ListSnapshot): StreamedBody {
   const head = `${envelopeHead(status, message)}[`;
   return {
     length: Buffer.byteLength(head) - 1 + snapshot.bytes + 1,

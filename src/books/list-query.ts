@@ -1,4 +1,5 @@
-import { HttpError, MESSAGES } from '../errors.ts';
+import { refusal, type HttpError } from '../http/messages.ts';
+import { integerParam, queryOf, singleParam } from '../http/query-params.ts';
 
 /** The opt-in parameters of GET /books (README, "Pages and search"). */
 export interface ListQuery {
@@ -16,9 +17,7 @@ export const DEFAULT_LIMIT = 100;
 /** Longest `q`, in characters (Unicode code points). */
 export const MAX_Q = 200;
 
-const DIGITS = /^[0-9]+$/;
-
-const invalid = (): HttpError => new HttpError(400, MESSAGES.invalidQuery);
+const invalid = (): HttpError => refusal('invalidQuery');
 
 /**
  * The query of a GET /books request target, decoded as `application/x-www-form-urlencoded`
@@ -26,9 +25,8 @@ const invalid = (): HttpError => new HttpError(400, MESSAGES.invalidQuery);
  * limit, after and q: the whole list, as without a query. Unknown parameters are ignored.
  */
 export function parseListQuery(url: string): ListQuery | undefined {
-  const mark = url.indexOf('?');
-  if (mark === -1) return undefined;
-  const params = new URLSearchParams(url.slice(mark + 1));
+  if (!url.includes('?')) return undefined;
+  const params = queryOf(url);
   const limit = singleParam(params, 'limit');
   const after = singleParam(params, 'after');
   const q = singleParam(params, 'q');
@@ -38,21 +36,6 @@ export function parseListQuery(url: string): ListQuery | undefined {
     after: after === undefined ? 0 : integerParam(after, 0, Number.POSITIVE_INFINITY),
     q: q === undefined ? undefined : searchText(q),
   };
-}
-
-/** The parameter's one value; a parameter given twice is refused (which one would count?). */
-export function singleParam(params: URLSearchParams, name: string): string | undefined {
-  const values = params.getAll(name);
-  if (values.length > 1) throw invalid();
-  return values[0];
-}
-
-/** Decimal digits only (no sign, no exponent, no spaces) and within [min, max]; else 400 `Invalid query`. */
-export function integerParam(text: string, min: number, max: number): number {
-  if (!DIGITS.test(text)) throw invalid();
-  const n = Number(text);
-  if (n < min || n > max) throw invalid();
-  return n;
 }
 
 function searchText(q: string): string {

@@ -1,48 +1,96 @@
-import { MESSAGES } from '../errors.ts';
 import { ClientAbortedError } from '../http/body.ts';
-import type { RouteDefinition } from '../http/router.ts';
-import type { Reply, RequestContext, Route } from '../http/route.ts';
+import { ANSWERS } from '../http/messages.ts';
+import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
+import type { Parameter } from '../http/openapi-types.ts';
+import { defineRoute, type EnvelopeReply, type Reply } from '../http/route.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
-import type { BookStore } from '../store/store.ts';
+import type { BookStore } from '../store/book-store.ts';
 import { listBody } from './list-body.ts';
-import { parseListQuery, type ListQuery } from './list-query.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_Q, parseListQuery, type ListQuery } from './list-query.ts';
 import { BOOK_START, search } from './search.ts';
+
+const QUERY_RULE = 'A parameter given twice, or a value outside its rule, is 400 `Invalid query`.';
+const LIST_QUERY: readonly Parameter[] = [
+  {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    description: `At most this many books (${DEFAULT_LIMIT} when after or q is given without it). ${QUERY_RULE}`,
+    schema: { type: 'string', pattern: '^[0-9]+$', description: `Decimal digits, 1 to ${MAX_LIMIT}.` },
+  },
+  {
+    name: 'after',
+    in: 'query',
+    required: false,
+    description: `Only books with a larger id: a keyset cursor (0: from the first book). ${QUERY_RULE}`,
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  {
+    name: 'q',
+    in: 'query',
+    required: false,
+    description: `Books whose title or author contains this text under Unicode simple case folding, no normalization. ${QUERY_RULE}`,
+    schema: { type: 'string', minLength: 1, maxLength: MAX_Q, description: `1 to ${MAX_Q} Unicode code points.` },
+  },
+];
 
 /**
  * GET /books. Without limit, after or q: every book, streamed from the pages of the state
  * committed when the request was handled. With them: one page of books (or of matches), the
  * number that match in `X-Total-Count`, and a `Link` to the next page when more follow.
  */
-export function listRoute(store: BookStore): RouteDefinition<Route> {
-  let listed: { snapshot: ListSnapshot; reply: Reply } | undefined;
-  const handle = ({ req }: RequestContext): Reply | Promise<Reply> => {
-    const query = parseListQuery(req.url as string);
-    if (query === undefined) {
-      const snapshot = store.listSnapshot();
-      if (listed?.snapshot !== snapshot) {
-        listed = { snapshot, reply: { status: 200, message: MESSAGES.booksRetrieved, data: '', body: listBody(200, MESSAGES.booksRetrieved, snapshot) } };
+export const LIST_BOOKS = defineRoute({
+  method: 'GET',
+  pattern: '/books',
+  pathName: 'books',
+  auth: true,
+  operation: {
+    operationId: 'listBooks',
+    summary: 'Every book, ascending id; with limit, after or q, one page of them',
+    tags: ['books'],
+    security: PROTECTED,
+    parameters: LIST_QUERY,
+    responses: {
+      '200': answer(200, [ANSWERS.booksRetrieved.message], { type: 'array', items: ref('Book') }, {
+        Link: { description: 'With limit, after or q, when more books follow: `</books?limit=…&after=…[&q=…]>; rel="next"` (RFC 8288).', schema: { type: 'string' } },
+        'X-Total-Count': { description: 'With limit, after or q: how many books match (without q, the catalogue size).', schema: { type: 'integer', minimum: 0 } },
+      }),
+      '400': answer(400, [ANSWERS.invalidQuery.message, ANSWERS.badRequest.message]),
+      '401': UNAUTHORIZED,
+      ...NO_ROUTE,
+      ...TRANSPORT,
+    },
+  },
+  handler({ store }: { readonly store: BookStore }) {
+    let listed: { snapshot: ListSnapshot; reply: Reply } | undefined;
+    return ({ req }): Reply | Promise<Reply> => {
+      const query = parseListQuery(req.url as string);
+      if (query === undefined) {
+        const snapshot = store.listSnapshot();
+        if (listed?.snapshot !== snapshot) {
+          listed = { snapshot, reply: { ...ANSWERS.booksRetrieved, data: '', body: listBody(ANSWERS.booksRetrieved, snapshot) } };
+        }
+        return listed.reply;
       }
-      return listed.reply;
-    }
-    if (query.q === undefined) {
-      const { books, more } = store.booksAfter(query.after, query.limit);
-      return pageReply(query, books, more, store.size);
-    }
-    return search(store.listSnapshot(), { q: query.q, after: query.after, limit: query.limit, abandoned: () => req.socket.destroyed }).then((found) => {
-      if (found === undefined) throw new ClientAbortedError();
-      return pageReply(query, found.books, found.more, found.total);
-    });
-  };
-  return { method: 'GET', pattern: '/books', handler: { auth: true, handle } };
-}
+      if (query.q === undefined) {
+        const { books, more } = store.booksAfter(query.after, query.limit);
+        return pageReply(query, books, more, store.size);
+      }
+      return search(store.listSnapshot(), { q: query.q, after: query.after, limit: query.limit, abandoned: () => req.socket.destroyed }).then((found) => {
+        if (found === undefined) throw new ClientAbortedError();
+        return pageReply(query, found.books, found.more, found.total);
+      });
+    };
+  },
+});
 
 /** One page as the usual envelope, with RFC 8288 `Link: <…>; rel="next"` when more follow. */
-function pageReply(query: ListQuery, books: readonly string[], more: boolean, total: number): Reply {
+function pageReply(query: ListQuery, books: readonly string[], more: boolean, total: number): EnvelopeReply {
   const headers: Record<string, string> = { 'x-total-count': String(total) };
   const last = books.at(-1);
   if (more && last !== undefined) {
     const q = query.q === undefined ? '' : `&q=${encodeURIComponent(query.q)}`;
     headers.link = `</books?limit=${query.limit}&after=${idAt(last, BOOK_START.length)}${q}>; rel="next"`;
   }
-  return { status: 200, message: MESSAGES.booksRetrieved, data: `[${books.join(',')}]`, headers };
+  return { ...ANSWERS.booksRetrieved, data: `[${books.join(',')}]`, headers };
 }

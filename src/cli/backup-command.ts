@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.ts';
+import { ConfigError } from '../faults.ts';
 
 export type BackupCommand = { kind: 'export'; dataDir: string } | { kind: 'import'; file: string; dataDir: string };
 

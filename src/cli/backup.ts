@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { bookJson, type Book } from '../books/model.ts';
-import { MAX_TEXT_LENGTH, MAX_YEAR, MIN_YEAR, parseBookFields } from '../books/validate.ts';
+import { bookJson, type Book } from '../model/book.ts';
+import { validBookAt } from '../model/valid-book.ts';
 import { OutOfOrderError, readCatalogue, writeCatalogue, writeSortedCatalogue } from '../store/catalogue-file.ts';
 import { arrayElements } from './json-array.ts';
 import type { BackupCommand } from './backup-command.ts';
@@ -83,19 +83,8 @@ function textOf(stream: NodeJS.ReadableStream): AsyncIterable<string> {
   return stream as AsyncIterable<string>;
 }
 
+/** Each value as a book, by the API's own rule (model/valid-book.ts), or the index of the first that is not. */
 async function* checkedBooks(values: AsyncGenerator<unknown>): AsyncGenerator<Book> {
   let index = 0;
-  for await (const value of values) yield checkBook(value, index++);
-}
-
-function checkBook(value: unknown, index: number): Book {
-  const b = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
-  try {
-    if (!Number.isSafeInteger(b.id) || (b.id as number) < 1) throw new Error('bad id');
-    return { id: b.id as number, ...parseBookFields(b) };
-  } catch {
-    throw new Error(
-      `book at index ${index} is not valid: expected a positive integer id, title and author (not blank, at most ${MAX_TEXT_LENGTH} characters) and an integer year from ${MIN_YEAR} to ${MAX_YEAR}`,
-    );
-  }
+  for await (const value of values) yield validBookAt(value, index++);
 }

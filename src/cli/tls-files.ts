@@ -1,6 +1,6 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../errors.ts';
+import { ConfigError } from '../faults.ts';
 
 /**
  * Reads the PEM certificate chain and key once at startup and checks them the way OpenSSL will

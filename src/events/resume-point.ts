@@ -1,14 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import { integerParam, singleParam } from '../books/list-query.ts';
+import { integerParam, queryOf, singleParam } from '../http/query-params.ts';
 
 /** At most GET /changes' `limit`, and its default. */
 export const MAX_CHANGES_PAGE = 1000;
-
-/** The query parameters of a request target, or none. */
-export function queryOf(url: string): URLSearchParams {
-  const q = url.indexOf('?');
-  return new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
-}
 
 /** A seq as a client sends it: decimal digits naming a safe integer, else 400 `Invalid query`. */
 export function parseSeq(text: string): number {

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from 'node:http';
-import { HttpError, MESSAGES, type Message } from '../errors.ts';
 import { sendContinue } from './continue.ts';
+import { refusal, type AnswerName, type HttpError } from './messages.ts';
 
 /** docs/contract.md, "Bodies": request bodies over 64 KiB are refused. */
 export const BODY_LIMIT = 64 * 1024;
 
-const TOO_LARGE = (): HttpError => new HttpError(413, MESSAGES.payloadTooLarge, { connection: 'close' });
+const TOO_LARGE = (): HttpError => refusal('payloadTooLarge', { connection: 'close' });
 
 /** The client went away before its body arrived; there is nobody to answer. */
 export class ClientAbortedError extends Error {
@@ -64,17 +64,20 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * Strict UTF-8, then JSON, then a plain object: anything else is the endpoint's own 400 message.
  * Keys such as `__proto__` become own properties (JSON.parse semantics) and are never merged.
  */
-function parseJsonObject(bytes: Uint8Array, invalid: Message): Record<string, unknown> {
+function parseJsonObject(bytes: Uint8Array, invalid: InvalidBody): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(utf8.decode(bytes));
   } catch {
-    throw new HttpError(400, invalid);
+    throw refusal(invalid);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, invalid);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw refusal(invalid);
   return value as Record<string, unknown>;
 }
 
-export async function readJsonObject(req: IncomingMessage, invalid: Message): Promise<Record<string, unknown>> {
+/** The 400 each endpoint answers a body that is not a JSON object with (docs/contract.md, "Bodies"). */
+export type InvalidBody = Extract<AnswerName, 'invalidInput' | 'invalidRequestPayload'>;
+
+export async function readJsonObject(req: IncomingMessage, invalid: InvalidBody): Promise<Record<string, unknown>> {
   return parseJsonObject(await readBody(req), invalid);
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { ConfigError } from '../errors.ts';
+import { ConfigError } from '../faults.ts';
 
 /** Request headers a browser may send: the token, JSON bodies, conditional writes, tracing. */
 const ALLOW_HEADERS = 'Authorization, Content-Type, If-Match, X-Request-Id';

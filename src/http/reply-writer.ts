@@ -1,11 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HttpError, MESSAGES, PreconditionFailedError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { ClientAbortedError } from './body.ts';
 import type { Cors } from './cors.ts';
+import { ANSWERS, HttpError } from './messages.ts';
 import { pathOf, unreadBodyForcesClose } from './request.ts';
 import { writeEnvelope, writeJson } from './respond.ts';
-import type { Reply } from './route.ts';
+import type { Reply, RequestContext } from './route.ts';
 
 /** The route of a request no route matched: a metric label is never the raw path (unbounded, holds ids). */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -15,13 +14,10 @@ export interface RequestRecorder {
   record(method: string, route: string, status: number, seconds: number): void;
 }
 
-/**
- * Sends a request's one answer; `start` is its `performance.now()` at arrival, for the request log;
- * `route` is the matched route's pattern or `unmatched` (for metrics: never the raw path).
- */
-export type SendReply = (req: IncomingMessage, res: ServerResponse, reqId: string, start: number, reply: Reply, route: string) => void;
-/** Answers a request whose handling threw; the same arguments as SendReply, the error in place of the reply. */
-export type SendFailure = (req: IncomingMessage, res: ServerResponse, reqId: string, start: number, err: unknown, route: string) => void;
+/** Sends a request's one answer, logs it and counts it. */
+export type SendReply = (ctx: RequestContext, reply: Reply) => void;
+/** Answers a request whose handling threw. */
+export type SendFailure = (ctx: RequestContext, err: unknown) => void;
 
 export interface ReplyWriterOptions {
   logger: Logger;
@@ -29,20 +25,23 @@ export interface ReplyWriterOptions {
   cors: Cors | undefined;
   /** While true, answers carry `Connection: close` so keep-alive clients move on. */
   isDraining: () => boolean;
+  /** The answer to a library fault a request can meet (a refused book, a failed condition); undefined: a 500. */
+  answerFault: (err: unknown) => Reply | undefined;
   /** undefined: no request metrics. */
   requests: RequestRecorder | undefined;
 }
 
 /** How an app turns replies and failures into answers and request log lines, built once per app. */
-export function createReplyWriter({ logger, cors, isDraining, requests }: ReplyWriterOptions): { send: SendReply; fail: SendFailure } {
+export function createReplyWriter({ logger, cors, isDraining, answerFault, requests }: ReplyWriterOptions): { send: SendReply; fail: SendFailure } {
   const logRequests = logger.isEnabled('info');
 
-  const send: SendReply = (req, res, reqId, start, reply, route) => {
+  const send: SendReply = ({ req, res, reqId, start, route }, reply) => {
     let headers = reply.headers;
     if (cors !== undefined) headers = { ...cors.responseHeaders(req.headers.origin), ...headers };
     // Nothing is ever upgraded: after declining, Node's parser may not read the connection again.
     if (isDraining() || req.headers.upgrade !== undefined || unreadBodyForcesClose(req)) headers = { ...headers, connection: 'close' };
-    if (reply.body !== undefined) writeJson(res, reqId, reply.status, reply.body, headers);
+    if (reply.message === undefined) writeJson(res, reqId, reply.status, reply.body, headers);
+    else if (reply.body !== undefined) writeJson(res, reqId, reply.status, reply.body, headers);
     else writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
     if (requests !== undefined) requests.record(req.method as string, route, reply.status, (performance.now() - start) / 1000);
     if (logRequests) {
@@ -56,7 +55,8 @@ export function createReplyWriter({ logger, cors, isDraining, requests }: ReplyW
     }
   };
 
-  const fail: SendFailure = (req, res, reqId, start, err, route) => {
+  const fail: SendFailure = (ctx, err) => {
+    const { res, reqId } = ctx;
     if (err instanceof ClientAbortedError) {
       logger.debug('client went away mid-request', { reqId });
       res.destroy();
@@ -68,16 +68,17 @@ export function createReplyWriter({ logger, cors, isDraining, requests }: ReplyW
       res.destroy();
       return;
     }
-    if (err instanceof PreconditionFailedError) {
-      send(req, res, reqId, start, { status: 412, message: MESSAGES.preconditionFailed, data: 'null' }, route);
+    if (err instanceof HttpError) {
+      send(ctx, { status: err.status, message: err.message, data: 'null', ...(err.headers && { headers: err.headers }) } as Reply);
       return;
     }
-    if (err instanceof HttpError) {
-      send(req, res, reqId, start, { status: err.status, message: err.message, data: 'null', ...(err.headers && { headers: err.headers }) }, route);
+    const answer = answerFault(err);
+    if (answer !== undefined) {
+      send(ctx, answer);
       return;
     }
     logger.error('unexpected failure while handling a request', { reqId, err: err as Error });
-    send(req, res, reqId, start, { status: 500, message: MESSAGES.internalError, data: 'null' }, route);
+    send(ctx, { ...ANSWERS.internalError, data: 'null' });
   };
 
   return { send, fail };

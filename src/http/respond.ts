@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { Message } from '../errors.ts';
-import type { Reply, StreamedBody } from './route.ts';
+import type { Answer } from './messages.ts';
+import type { EnvelopeReply, StreamedBody } from './route.ts';
 import { sendStreamed } from './stream-body.ts';
 
 /** docs/contract.md, "Envelope": these go on every answer, whatever its status. */
@@ -20,8 +20,8 @@ export function envelopeHead(status: number, message: string): string {
 }
 
 /** A reply whose envelope is encoded once, for answers that never change or change rarely. */
-export function encodedReply(status: number, message: Message, dataJson: string): Reply {
-  return { status, message, data: dataJson, body: Buffer.from(envelopeText(status, message, dataJson), 'utf8') };
+export function encodedReply(answer: Answer, dataJson: string): EnvelopeReply {
+  return { ...answer, data: dataJson, body: Buffer.from(envelopeText(answer.status, answer.message, dataJson), 'utf8') };
 }
 
 /** An envelope answer: one `writeHead` and one `end`. */
@@ -75,7 +75,7 @@ export function writeJson(
  * For a socket Node's parser gave up on (no ServerResponse exists): a complete HTTP/1.1 answer
  * with the same envelope and headers, after which the connection closes.
  */
-export function rawEnvelope(status: number, reason: string, message: string): string {
+export function rawEnvelope({ status, message }: Answer, reason: string): string {
   const body = envelopeText(status, message, 'null');
   return (
     `HTTP/1.1 ${status} ${reason}\r\n` +

@@ -1,28 +1,38 @@
-import type { IncomingMessage } from 'node:http';
-import type { Message } from '../errors.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Answer } from './messages.ts';
+import type { Operation } from './openapi-types.ts';
+import type { Method } from './router.ts';
 
-export interface RequestContext {
+/** `{id}` in a pattern becomes `params.id`. */
+export type ParamsOf<P extends string> = P extends `${string}{${infer Name}}${infer Rest}` ? { readonly [K in Name]: string } & ParamsOf<Rest> : {};
+
+/** One request while it is handled: everything a handler and the reply writer need about it. */
+export interface RequestContext<Params = Readonly<Record<string, string>>> {
   readonly req: IncomingMessage;
-  /** Path parameters in pattern order. */
-  readonly params: readonly string[];
-  /** The peer's address, for login throttling. */
-  readonly clientAddress: string;
+  readonly res: ServerResponse;
+  /** The X-Request-Id sent back and logged. */
+  readonly reqId: string;
+  /** `performance.now()` at arrival, for the request log's responseTime. */
+  readonly start: number;
+  /** Path parameters by name. */
+  readonly params: Params;
+  /** The matched route's pattern, or `unmatched`: the metrics' label, never the raw path. */
+  readonly route: string;
 }
 
-/** A handler's answer; `data` is JSON text ('null' when there is no payload; unused with `body`). */
-export interface Reply {
-  readonly status: number;
-  readonly message: Message;
+/**
+ * An envelope answer: a status and message from ANSWERS; `data` is JSON text ('null' when there is
+ * no payload; unused with `body`).
+ */
+export type EnvelopeReply = Answer & {
   readonly data: string;
   readonly headers?: Readonly<Record<string, string>>;
   /**
-   * The exact bytes to send, when the answer was made ahead of time: an envelope already encoded
-   * (GET /books, the 401s) or, for GET /openapi.json alone, a document sent without the envelope.
-   * A StreamedBody (GET /books) is written piece by piece. Absent: the envelope is built from
-   * `status`, `message` and `data`.
+   * The envelope already made: encoded once for answers made ahead of time (the 401s), or a
+   * StreamedBody written piece by piece (GET /books). Absent: built from `status`, `message`, `data`.
    */
-  readonly body?: string | Buffer | StreamedBody;
-}
+  readonly body?: Buffer | StreamedBody;
+};
 
 /**
  * A body too large to hold as one string: its exact UTF-8 length (for Content-Length) and its
@@ -33,8 +43,46 @@ export interface StreamedBody {
   chunks(): Iterator<string>;
 }
 
-export interface Route {
+/**
+ * A JSON answer sent without the envelope: GET /openapi.json alone, since tools that read OpenAPI
+ * documents expect the document itself at its URL (or a 304 when the client's copy is current).
+ */
+export interface DocumentReply {
+  readonly status: 200 | 304;
+  readonly body: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly message?: undefined;
+}
+
+/** A handler's answer. */
+export type Reply = EnvelopeReply | DocumentReply;
+
+export type Handler<Params = Readonly<Record<string, string>>> = (ctx: RequestContext<Params>) => Reply | Promise<Reply>;
+
+/**
+ * A route: where it answers, whether it needs a token, its OpenAPI operation, and how to build its
+ * handler from what it needs (`Deps`), once per app. The OpenAPI document is built from the table
+ * of routes, so a route and its documentation are one change in one place.
+ */
+export interface Route<Deps = unknown> {
+  readonly method: Exclude<Method, 'HEAD'>;
+  readonly pattern: string;
+  /** The path's name in the OpenAPI document (`${pathName}Options`); the first route of a path names it. */
+  readonly pathName?: string;
   /** Protected routes are refused with 401 before the handler runs (docs/contract.md, "Authentication"). */
   readonly auth: boolean;
-  readonly handle: (ctx: RequestContext) => Reply | Promise<Reply>;
+  readonly operation: Operation;
+  handler(deps: Deps): Handler;
+}
+
+/** A route whose handler sees its pattern's parameters by name (`/book/{id}` → `params.id`). */
+export function defineRoute<const P extends string, Deps>(route: {
+  readonly method: Exclude<Method, 'HEAD'>;
+  readonly pattern: P;
+  readonly pathName?: string;
+  readonly auth: boolean;
+  readonly operation: Operation;
+  handler(deps: Deps): Handler<ParamsOf<P>>;
+}): Route<Deps> {
+  return route as unknown as Route<Deps>;
 }

@@ -4,37 +4,42 @@
  */
 export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
-export interface RouteDefinition<H> {
-  method: Exclude<Method, 'HEAD'>;
-  pattern: string;
-  handler: H;
+/** What the router needs of a route; the rest of it is the router's caller's business. */
+export interface Routable {
+  readonly method: Exclude<Method, 'HEAD'>;
+  readonly pattern: string;
 }
 
-export type Match<H> =
-  | { kind: 'found'; handler: H; params: readonly string[]; pattern: string }
+export type Params = Readonly<Record<string, string>>;
+
+export type Match<R> =
+  | { kind: 'found'; route: R; params: Params; pattern: string }
   /** The path exists but not with this method: 405 with this `Allow` value. */
   | { kind: 'method'; allow: string; pattern: string }
   | { kind: 'none' };
 
-interface CompiledPath<H> {
+interface CompiledPath<R> {
   pattern: string;
   /** Literal segments, or null where a parameter stands. */
   segments: readonly (string | null)[];
-  handlers: Map<string, H>;
+  /** The parameters' names, in pattern order. */
+  names: readonly string[];
+  routes: Map<string, R>;
   allow: string;
 }
 
 const NONE = { kind: 'none' } as const;
+const NO_PARAMS: Params = Object.freeze({});
 
-export class Router<H> {
-  readonly #paths: CompiledPath<H>[] = [];
-  readonly #static = new Map<string, CompiledPath<H>>();
+export class Router<R extends Routable> {
+  readonly #paths: CompiledPath<R>[] = [];
+  readonly #static = new Map<string, CompiledPath<R>>();
 
-  constructor(routes: readonly RouteDefinition<H>[]) {
+  constructor(routes: readonly R[]) {
     for (const route of routes) this.#add(route);
     for (const path of this.#paths) {
-      const methods = [...path.handlers.keys()];
-      if (path.handlers.has('GET')) methods.push('HEAD');
+      const methods = [...path.routes.keys()];
+      if (path.routes.has('GET')) methods.push('HEAD');
       path.allow = methods.sort().join(', ');
     }
   }
@@ -48,39 +53,48 @@ export class Router<H> {
    * `path` is the request target without its query string. One trailing slash is tolerated;
    * percent-escapes are not decoded (docs/contract.md, "Paths and ids").
    */
-  match(method: string, path: string): Match<H> {
+  match(method: string, path: string): Match<R> {
     if (path.length > 1 && path.charCodeAt(path.length - 1) === 47 /* / */) path = path.slice(0, -1);
     let compiled = this.#static.get(path);
-    let params: readonly string[] = [];
+    let values: readonly string[] = [];
     if (compiled === undefined) {
       for (const candidate of this.#paths) {
         const found = matchSegments(candidate.segments, path);
         if (found !== null) {
           compiled = candidate;
-          params = found;
+          values = found;
           break;
         }
       }
       if (compiled === undefined) return NONE;
     }
-    const handler = compiled.handlers.get(method === 'HEAD' ? 'GET' : method);
-    if (handler === undefined) return { kind: 'method', allow: compiled.allow, pattern: compiled.pattern };
-    return { kind: 'found', handler, params, pattern: compiled.pattern };
+    const route = compiled.routes.get(method === 'HEAD' ? 'GET' : method);
+    if (route === undefined) return { kind: 'method', allow: compiled.allow, pattern: compiled.pattern };
+    return { kind: 'found', route, params: values.length === 0 ? NO_PARAMS : named(compiled.names, values), pattern: compiled.pattern };
   }
 
-  #add(route: RouteDefinition<H>): void {
+  #add(route: R): void {
     if (!route.pattern.startsWith('/')) throw new TypeError(`route pattern must start with /: ${route.pattern}`);
     const parts = route.pattern === '/' ? [''] : route.pattern.slice(1).split('/');
-    const segments = parts.map((p) => (p.startsWith('{') && p.endsWith('}') ? null : p));
+    const isParam = (p: string): boolean => p.startsWith('{') && p.endsWith('}');
+    const segments = parts.map((p) => (isParam(p) ? null : p));
+    const names = parts.filter(isParam).map((p) => p.slice(1, -1));
+    if (new Set(names).size !== names.length) throw new TypeError(`route pattern names a parameter twice: ${route.pattern}`);
     let compiled = this.#paths.find((p) => p.pattern === route.pattern);
     if (compiled === undefined) {
-      compiled = { pattern: route.pattern, segments, handlers: new Map(), allow: '' };
+      compiled = { pattern: route.pattern, segments, names, routes: new Map(), allow: '' };
       this.#paths.push(compiled);
       if (!segments.includes(null)) this.#static.set(route.pattern, compiled);
     }
-    if (compiled.handlers.has(route.method)) throw new TypeError(`duplicate route ${route.method} ${route.pattern}`);
-    compiled.handlers.set(route.method, route.handler);
+    if (compiled.routes.has(route.method)) throw new TypeError(`duplicate route ${route.method} ${route.pattern}`);
+    compiled.routes.set(route.method, route);
   }
+}
+
+function named(names: readonly string[], values: readonly string[]): Params {
+  const params: Record<string, string> = {};
+  for (let i = 0; i < names.length; i++) params[names[i] as string] = values[i] as string;
+  return params;
 }
 
 /** Walks the path once, without splitting it: the parameter values, or null for no match. */

@@ -2,22 +2,34 @@ import { createServer as createHttpServer, ServerResponse, type IncomingMessage,
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { MESSAGES } from '../errors.ts';
-import { silentLogger } from '../log.ts';
-import { createApp, type App, type AppOptions } from './app.ts';
-import { watchConnections } from './connections.ts';
+import { silentLogger, type Logger } from '../log.ts';
+import { watchConnections, type ConnectionEvents } from './connections.ts';
 import { deferContinue } from './continue.ts';
 import { TRANSPORT_LIMITS, type TransportLimits } from './limits.ts';
+import { ANSWERS } from './messages.ts';
 import { rawEnvelope } from './respond.ts';
 
-export { TRANSPORT_LIMITS, type TransportLimits };
+/** What a server serves: a `(req, res)` handler that can be told to drain, and closed. */
+export interface ServedApp {
+  (req: IncomingMessage, res: ServerResponse): void;
+  /** While true, answers carry `Connection: close` so keep-alive clients move on. */
+  draining: boolean;
+  /** Closes what the app holds (the store) once pending work is done. */
+  close(): Promise<void>;
+}
 
-/** What createServer needs: everything createApp takes, plus TLS and transport limits. */
-export interface ServerOptions extends AppOptions {
+/** The transport around an app: TLS, the limits, and who hears of connections. */
+export interface TransportOptions {
   /** PEM certificate chain and private key: serve HTTPS with the same handler and limits. */
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Overrides of TRANSPORT_LIMITS: the CLI's MAX_CONNECTIONS, or short timeouts in tests. */
   limits?: Partial<TransportLimits>;
+  /** Where refused connections are reported; default: nowhere. */
+  logger?: Logger;
+  /** Clock in milliseconds, for rate-limiting those reports; default `Date.now`. */
+  now?: () => number;
+  /** Connection events, for metrics. */
+  connectionEvents?: ConnectionEvents | undefined;
 }
 
 /** docs/contract.md, "Shutdown": requests in flight get up to 10 s to finish on shutdown. */
@@ -28,9 +40,9 @@ export interface DrainResult {
   abandoned: number;
 }
 
-/** A `node:http` (or `node:https`) server serving the catalogue, with a graceful `shutdown`. */
-export interface CatalogueServer extends Server {
-  readonly app: App;
+/** A `node:http` (or `node:https`) server serving an app, with a graceful `shutdown`. */
+export interface AppServer<A extends ServedApp> extends Server {
+  readonly app: A;
   /**
    * Stops accepting connections, lets requests in flight finish (up to `graceMs`), then closes
    * the remaining connections and the store. Resolves when everything is closed, with how many
@@ -66,10 +78,10 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   }
   const answer =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? rawEnvelope(431, 'Request Header Fields Too Large', MESSAGES.headersTooLarge)
+      ? rawEnvelope(ANSWERS.headersTooLarge, 'Request Header Fields Too Large')
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? rawEnvelope(408, 'Request Timeout', MESSAGES.requestTimeout)
-        : rawEnvelope(400, 'Bad Request', MESSAGES.badRequest);
+        ? rawEnvelope(ANSWERS.requestTimeout, 'Request Timeout')
+        : rawEnvelope(ANSWERS.badRequest, 'Bad Request');
   socket.end(answer);
   socket.destroySoon();
 }
@@ -78,7 +90,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
  * Node hands CONNECT to a 'connect' listener or silently drops the socket. Nothing is tunnelled
  * here, so the app answers it like any other method (404 or 405 in the envelope), then it closes.
  */
-function answerConnect(app: App): (req: IncomingMessage, socket: Duplex) => void {
+function answerConnect(app: ServedApp): (req: IncomingMessage, socket: Duplex) => void {
   return (req, socket) => {
     const res = new ServerResponse(req);
     res.shouldKeepAlive = false;
@@ -88,10 +100,9 @@ function answerConnect(app: App): (req: IncomingMessage, socket: Duplex) => void
   };
 }
 
-/** An `http.Server` (or `https.Server` when `tls` is given) serving the catalogue, ready to `listen`. */
-export function createServer(options: ServerOptions): CatalogueServer {
-  const { tls, limits: overrides, ...appOptions } = options;
-  const app = createApp(appOptions);
+/** An `http.Server` (or `https.Server` when `tls` is given) serving `app`, ready to `listen`. */
+export function serveApp<A extends ServedApp>(app: A, options: TransportOptions = {}): AppServer<A> {
+  const { tls, limits: overrides } = options;
   const limits: TransportLimits = { ...TRANSPORT_LIMITS, ...overrides };
   const http: HttpServerOptions = {
     headersTimeout: limits.headersTimeoutMs,
@@ -107,10 +118,10 @@ export function createServer(options: ServerOptions): CatalogueServer {
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxConnections = limits.maxConnections;
   watchConnections(server, {
-    logger: appOptions.logger ?? silentLogger,
-    now: appOptions.now ?? Date.now,
+    logger: options.logger ?? silentLogger,
+    now: options.now ?? Date.now,
     maxConnections: limits.maxConnections,
-    events: appOptions.metrics?.connections,
+    events: options.connectionEvents,
   });
   server.on('clientError', answerClientError);
   // RFC 9110 §10.1.1: a server MAY ignore an expectation other than 100-continue; Node's default
@@ -132,7 +143,7 @@ export function createServer(options: ServerOptions): CatalogueServer {
   });
 }
 
-async function drain(server: Server, app: App, graceMs: number): Promise<DrainResult> {
+async function drain(server: Server, app: ServedApp, graceMs: number): Promise<DrainResult> {
   app.draining = true;
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();

@@ -1,6 +1,6 @@
 import type { TokenFailure } from '../auth/jwt.ts';
 import type { StoreObserver } from '../store/observer.ts';
-import type { DurableBookStore } from '../store/store.ts';
+import type { DurableBookStore } from '../store/book-store.ts';
 import { packageVersion } from '../version.ts';
 import { registerProcessMetrics } from './process-metrics.ts';
 import { Registry, type CounterChild, type GaugeChild } from './registry.ts';

@@ -1,14 +1,14 @@
-import { ifMatchHolds } from '../books/etag.ts';
-import { bookJson, type Book, type BookFields, type BookPatch } from '../books/model.ts';
-import type { ChangeEntry } from '../events/change.ts';
+import { bookJson, type Book, type BookFields, type BookPatch } from '../model/book.ts';
+import type { VersionCondition } from './book-store.ts';
+import type { ChangeEntry } from './change.ts';
 import { encodeDelete, encodePut } from './journal.ts';
 
-/** `ifMatch`: an If-Match header value the book must match when the op is decided (RFC 9110 §13.1.1). */
+/** `condition`: what the book's current version must meet when the op is decided. */
 export type Op =
   | { kind: 'create'; fields: BookFields }
-  | { kind: 'update'; id: number; patch: BookPatch; ifMatch: string | undefined }
-  | { kind: 'delete'; id: number; ifMatch: string | undefined };
-/** An op whose If-Match did not hold: it changes nothing. */
+  | { kind: 'update'; id: number; patch: BookPatch; condition: VersionCondition | undefined }
+  | { kind: 'delete'; id: number; condition: VersionCondition | undefined };
+/** An op whose condition did not hold: it changes nothing. */
 export const PRECONDITION_FAILED = Symbol('precondition failed');
 export type Result = Book | boolean | undefined | typeof PRECONDITION_FAILED;
 
@@ -28,8 +28,8 @@ export interface BatchPlan {
 
 /**
  * Decides every op of a batch in order against committed state (`committed`) plus the ops
- * before it in the same batch, numbering records from `seq` + 1 and new ids from `nextId`. An
- * If-Match is checked here, against exactly the state the op replaces: no earlier write can slip
+ * before it in the same batch, numbering records from `seq` + 1 and new ids from `nextId`. A
+ * condition is checked here, against exactly the state the op replaces: no earlier write can slip
  * in between the check and the write, and none is still pending unseen (a missing book is
  * undefined first, as 404 comes before 412).
  */
@@ -41,7 +41,7 @@ export function planBatch(ops: readonly Op[], committed: (id: number) => string 
   };
   for (const op of ops) {
     const before = op.kind === 'create' ? undefined : current(op.id);
-    if (op.kind !== 'create' && before !== undefined && op.ifMatch !== undefined && !ifMatchHolds(op.ifMatch, before)) {
+    if (op.kind !== 'create' && before !== undefined && op.condition !== undefined && !op.condition(before)) {
       plan.results.push(PRECONDITION_FAILED);
       continue;
     }

@@ -1,12 +1,13 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { bookJson, type Book } from '../books/model.ts';
-import { StoreCorruptError } from '../errors.ts';
+import { bookJson, type Book } from '../model/book.ts';
+import { validCatalogue } from '../model/valid-book.ts';
+import { StoreCorruptError } from '../faults.ts';
 import { silentLogger } from '../log.ts';
-import { isNotFound, makeDataDir, nodeFileLayer, type FileLayer } from './durable-fs.ts';
+import { isNotFound, makeDataDir, nodeFileLayer, type FileLayer } from '../fs/durable-fs.ts';
 import { journalFirstSeq } from './journal.ts';
 import { acquireLock } from './lock.ts';
 import { loadCatalogue } from './recovery.ts';
-import { asBook, SNAPSHOT_FILE, writeSnapshot } from './snapshot.ts';
+import { SNAPSHOT_FILE, writeSnapshot } from './snapshot.ts';
 
 /** A data directory's books and the id the next create gets (readCatalogue, writeCatalogue). */
 export interface Catalogue {
@@ -43,9 +44,10 @@ export async function readCatalogue(dir: string, fs: FileLayer = nodeFileLayer):
  * Initialises an empty data directory from a list of books (a restore): ids are kept, the next id
  * follows the largest. Takes the directory's lock while writing, refuses a directory that already
  * holds a catalogue, and writes the snapshot atomically (temp, fsync, rename, fsync of the dir).
+ * Every book must pass the API's own rule (model/valid-book.ts): else InvalidBookError, nothing written.
  */
 export async function writeCatalogue(dir: string, books: readonly Book[], fs: FileLayer = nodeFileLayer): Promise<void> {
-  const sorted = validBooks(books);
+  const sorted = validCatalogue(books);
   await writeSortedCatalogue(dir, sorted.values(), fs);
 }
 
@@ -86,17 +88,4 @@ export async function writeSortedCatalogue(dir: string, books: Iterator<Book> | 
   } finally {
     await release();
   }
-}
-
-function validBooks(books: readonly Book[]): Book[] {
-  const sorted = books.map((b, i) => {
-    const book = asBook(b);
-    if (book === undefined) throw new TypeError(`book at index ${i} is not {id, title, author, year} with a positive integer id`);
-    return book;
-  });
-  sorted.sort((a, b) => a.id - b.id);
-  for (let i = 1; i < sorted.length; i++) {
-    if (sorted[i]?.id === sorted[i - 1]?.id) throw new TypeError(`id ${sorted[i]?.id} appears twice`);
-  }
-  return sorted;
 }

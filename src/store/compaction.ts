@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createForAppend, unlinkIfPresent } from './durable-fs.ts';
+import { createForAppend, unlinkIfPresent } from '../fs/durable-fs.ts';
 import { journalName } from './journal.ts';
 import { SNAPSHOT_CHUNK_BOOKS, SnapshotAborted, writeSnapshot, type SnapshotHeader } from './snapshot.ts';
 import type { StoreState } from './state.ts';

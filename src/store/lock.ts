@@ -1,9 +1,9 @@
 import { link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { DataDirLockedError } from '../errors.ts';
+import { DataDirLockedError } from '../faults.ts';
 import type { Logger } from '../log.ts';
-import { FILE_MODE, isNotFound, nodeFileLayer } from './durable-fs.ts';
+import { FILE_MODE, isNotFound, nodeFileLayer } from '../fs/durable-fs.ts';
 
 export const LOCK_FILE = 'LOCK';
 

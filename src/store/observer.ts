@@ -1,4 +1,4 @@
-import type { DurableBookStore } from './store.ts';
+import type { DurableBookStore } from './book-store.ts';
 
 /**
  * What the store reports as it works (StoreOptions.observer), for metrics: called on the write

@@ -1,15 +1,16 @@
 import { join } from 'node:path';
-import { ChangeLog } from '../events/change-log.ts';
+import { ChangeLog } from './change-log.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import { COMPACTION_DEFAULTS, type CompactionOptions } from './compaction.ts';
-import { createForAppend, FILE_MODE, makeDataDir, nodeFileLayer, unlinkIfPresent, type FileHandleLike, type FileLayer } from './durable-fs.ts';
+import { createForAppend, FILE_MODE, makeDataDir, nodeFileLayer, unlinkIfPresent, type FileHandleLike, type FileLayer } from '../fs/durable-fs.ts';
 import { journalName } from './journal.ts';
 import { acquireLock } from './lock.ts';
 import { NO_STORE_OBSERVER, type StoreObserver } from './observer.ts';
 import { DEFAULT_PROBE_INTERVAL_MS } from './write-probe.ts';
 import { loadCatalogue, type LoadedCatalogue } from './recovery.ts';
 import type { ActiveJournal } from './state.ts';
-import { FileBookStore, type DurableBookStore } from './store.ts';
+import type { DurableBookStore } from './book-store.ts';
+import { FileBookStore } from './file-book-store.ts';
 
 /** Options of openStore; all optional. */
 export interface StoreOptions {

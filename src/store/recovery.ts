@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import { StoreCorruptError } from '../errors.ts';
-import type { ChangeEntry } from '../events/change.ts';
+import { StoreCorruptError } from '../faults.ts';
+import type { ChangeEntry } from './change.ts';
 import { BookIndex } from './book-index.ts';
-import { TEMP_SUFFIX, type FileLayer } from './durable-fs.ts';
+import { TEMP_SUFFIX, type FileLayer } from '../fs/durable-fs.ts';
 import { PROBE_FILE } from './write-probe.ts';
 import { journalFirstSeq, JournalDamage, scanJournal, type JournalRecord } from './journal.ts';
 import { readSnapshot, SNAPSHOT_FILE } from './snapshot.ts';

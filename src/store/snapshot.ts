@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { bookJson, type Book } from '../books/model.ts';
-import { StoreCorruptError } from '../errors.ts';
-import { isNotFound, writeAtomic, type FileLayer } from './durable-fs.ts';
+import { bookJson, type Book } from '../model/book.ts';
+import { StoreCorruptError } from '../faults.ts';
+import { isNotFound, writeAtomic, type FileLayer } from '../fs/durable-fs.ts';
 import { pageOf, type BookIndex } from './book-index.ts';
 import { bookIdAt } from './decimal.ts';
 
@@ -168,8 +168,8 @@ function locateDamage(buf: Buffer, from: number, to: number): number {
   return from;
 }
 
-/** A book exactly as this service stores it, or undefined. */
-export function asBook(value: unknown): Book | undefined {
+/** The shape a stored book line has; whether it is valid was settled before it was written. */
+function asStoredBook(value: unknown): Book | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const b = value as Record<string, unknown>;
   if (!Number.isSafeInteger(b.id) || (b.id as number) < 1) return undefined;
@@ -180,7 +180,7 @@ export function asBook(value: unknown): Book | undefined {
 /** Parses one stored book line; undefined unless it is exactly what `bookJson` would write. */
 function parseBook(json: string): Book | undefined {
   try {
-    const book = asBook(JSON.parse(json));
+    const book = asStoredBook(JSON.parse(json));
     return book !== undefined && bookJson(book) === json ? book : undefined;
   } catch {
     return undefined;

@@ -1,7 +1,7 @@
-import type { ChangeLog } from '../events/change-log.ts';
+import type { ChangeLog } from './change-log.ts';
 import type { Logger } from '../log.ts';
 import type { BookIndex } from './book-index.ts';
-import type { FileHandleLike, FileLayer } from './durable-fs.ts';
+import type { FileHandleLike, FileLayer } from '../fs/durable-fs.ts';
 import type { StoreObserver } from './observer.ts';
 
 export interface JournalFile {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { appendAndSync, FILE_MODE, unlinkIfPresent } from './durable-fs.ts';
+import { appendAndSync, FILE_MODE, unlinkIfPresent } from '../fs/durable-fs.ts';
 import type { StoreState } from './state.ts';
 
 /** The file the probe writes, makes durable and removes; recovery removes one a crash left. */

@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { nodeFileLayer, type FileHandleLike, type FileLayer } from '../../src/store/durable-fs.ts';
+import { nodeFileLayer, type FileHandleLike, type FileLayer } from '../../src/fs/durable-fs.ts';
 
 /** Called before the real call; may wait (a slow disk) or throw (a failing one). */
 export type Hook = (file: string) => Promise<void> | void;

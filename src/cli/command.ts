@@ -1,10 +1,10 @@
 import { parseEnv } from 'node:util';
-import { DEFAULT_LOGIN_MAX_FAILURES } from './auth/throttle.ts';
-import { BACKUP_USAGE, parseBackupCommand, type BackupCommand } from './cli/backup-command.ts';
-import { ConfigError } from './errors.ts';
-import { parseCorsOrigins } from './http/cors.ts';
-import { TRANSPORT_LIMITS } from './http/limits.ts';
-import { LOG_LEVELS, type LogLevel } from './log.ts';
+import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
+import { BACKUP_USAGE, parseBackupCommand, type BackupCommand } from './backup-command.ts';
+import { ConfigError } from '../faults.ts';
+import { parseCorsOrigins } from '../http/cors.ts';
+import { TRANSPORT_LIMITS } from '../http/limits.ts';
+import { LOG_LEVELS, type LogLevel } from '../log.ts';
 
 /** The service's settings, as parseCommand resolves them from flags, environment and `.env`. */
 export interface Config {

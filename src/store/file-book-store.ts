@@ -1,79 +1,15 @@
 import { join } from 'node:path';
-import type { Book, BookFields, BookPatch } from '../books/model.ts';
-import { ChangesUnavailableError, PreconditionFailedError, StoreUnavailableError } from '../errors.ts';
-import { changeOf, type Change } from '../events/change.ts';
-import type { ChangeFeed } from '../events/change-log.ts';
+import type { Book, BookFields, BookPatch } from '../model/book.ts';
+import { ChangesUnavailableError, PreconditionFailedError, StoreUnavailableError } from '../faults.ts';
+import { appendAndSync } from '../fs/durable-fs.ts';
+import type { DurableBookStore, StoreStats, VersionCondition } from './book-store.ts';
+import { changeOf, type Change } from './change.ts';
+import type { ChangeFeed } from './change-log.ts';
 import { Compactor, type CompactionOptions } from './compaction.ts';
 import { planBatch, PRECONDITION_FAILED, type Op, type Result } from './batch.ts';
-import { appendAndSync } from './durable-fs.ts';
 import type { ListSnapshot } from './book-index.ts';
 import { WriteProbe } from './write-probe.ts';
 import type { StoreState } from './state.ts';
-
-/** The books: reads come from memory; a write resolves only once it is durable on disk. */
-export interface BookStore {
-  readonly dir: string;
-  readonly size: number;
-  /**
-   * Whether a write would be accepted now (GET /readyz): false once closed, while read-only until
-   * a restart, and after a failed write until the store has shown by itself that it can write
-   * durably again.
-   */
-  readonly writable: boolean;
-  get(id: number): Book | undefined;
-  /** The book as response JSON (`id, title, author, year`), cached. */
-  getJson(id: number): string | undefined;
-  /** Every book in ascending id order, as a JSON array. */
-  listJson(): string;
-  /** The committed state as page texts, for streaming or scanning it; cached until the next change. */
-  listSnapshot(): ListSnapshot;
-  /** Up to `limit` books (JSON) with ids above `after`, ascending, and whether more follow. */
-  booksAfter(after: number, limit: number): { books: string[]; more: boolean };
-  list(): Book[];
-  create(fields: BookFields): Promise<Book>;
-  /**
-   * undefined when no book has that id (it may have been deleted while the body was read). With
-   * `ifMatch` (an If-Match value), rejects with PreconditionFailedError unless the book matches it
-   * when the write is decided, after every earlier write to it.
-   */
-  update(id: number, patch: BookPatch, ifMatch?: string): Promise<Book | undefined>;
-  /** false when no book has that id; `ifMatch` as for update. */
-  remove(id: number, ifMatch?: string): Promise<boolean>;
-  /** Every durable change in seq order, retained and live: GET /changes and GET /events read it. */
-  readonly feed: ChangeFeed;
-  close(): Promise<void>;
-}
-
-/** Counters of the store's work since it opened: batches, fsyncs, compactions, file sizes. */
-export interface StoreStats {
-  /** Journal records written. */
-  records: number;
-  /** Group commits that reached disk: each is one write and one fdatasync. */
-  batches: number;
-  /** Journal fdatasyncs that succeeded: one per batch (a failed one is never retried, see #undoFailedWrite). */
-  datasyncs: number;
-  compactions: number;
-  /** Changes waiting for the next batch (a flush is in flight). */
-  queued: number;
-  /** Last sequence number written. */
-  seq: number;
-  journalBytes: number;
-  snapshotBytes: number;
-}
-
-/** What `openStore` returns: the HTTP layer's BookStore plus what tests, benches and ops use. */
-export interface DurableBookStore extends BookStore {
-  readonly stats: Readonly<StoreStats>;
-  /** Writes a snapshot now and starts a fresh journal; resolves when the snapshot is durable. */
-  compact(): Promise<void>;
-  /**
-   * Up to `limit` (default 1000) durable changes after `since`, ascending seq. Throws
-   * ChangesUnavailableError when `since` is older than the feed retains (`feed.oldest`) or newer
-   * than its last change: reload the books, then follow from `feed.seq`. To follow live changes,
-   * `feed.subscribe(listener)`; call both in the same turn to resume with no gap.
-   */
-  changes(since: number, limit?: number): Change[];
-}
 
 interface Waiter {
   op: Op;
@@ -174,12 +110,12 @@ export class FileBookStore implements DurableBookStore {
     return this.#enqueue({ kind: 'create', fields }) as Promise<Book>;
   }
 
-  update(id: number, patch: BookPatch, ifMatch?: string): Promise<Book | undefined> {
-    return this.#enqueue({ kind: 'update', id, patch, ifMatch }) as Promise<Book | undefined>;
+  update(id: number, patch: BookPatch, condition?: VersionCondition): Promise<Book | undefined> {
+    return this.#enqueue({ kind: 'update', id, patch, condition }) as Promise<Book | undefined>;
   }
 
-  remove(id: number, ifMatch?: string): Promise<boolean> {
-    return this.#enqueue({ kind: 'delete', id, ifMatch }) as Promise<boolean>;
+  remove(id: number, condition?: VersionCondition): Promise<boolean> {
+    return this.#enqueue({ kind: 'delete', id, condition }) as Promise<boolean>;
   }
 
   compact(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Book } from '../books/model.ts';
+import type { Book } from '../model/book.ts';
 
 /** What a change did to its book. */
 export type ChangeType = 'created' | 'updated' | 'deleted';

@@ -1,56 +1,8 @@
 /**
- * Every message string the service can send, each to the letter (docs/contract.md, "Messages").
+ * Library faults: what went wrong below HTTP (configuration, the data directory, storage), each
+ * with a stable `code`. None of them carries an HTTP status: the app maps the ones a request can
+ * meet to an answer in one place (service/app.ts).
  */
-export const MESSAGES = {
-  tokenGenerated: 'Token generated successfully',
-  bookCreated: 'Book created successfully',
-  booksRetrieved: 'Books retrieved successfully',
-  bookRetrieved: 'Book retrieved successfully',
-  bookUpdated: 'Book updated successfully',
-  bookDeleted: 'Book deleted successfully',
-  ok: 'OK',
-  invalidRequestPayload: 'Invalid request payload',
-  invalidInput: 'Invalid input',
-  invalidBookId: 'Invalid book id',
-  invalidQuery: 'Invalid query',
-  invalidCredentials: 'Invalid credentials',
-  tokenRequired: 'Authorization token required',
-  invalidToken: 'Invalid token',
-  bookNotFound: 'Book not found',
-  notFound: 'Not found',
-  methodNotAllowed: 'Method not allowed',
-  payloadTooLarge: 'Payload too large',
-  tooManyLoginAttempts: 'Too many login attempts',
-  badRequest: 'Bad request',
-  requestTimeout: 'Request timeout',
-  headersTooLarge: 'Request header fields too large',
-  couldNotGenerateToken: 'Could not generate token',
-  preconditionFailed: 'Precondition failed',
-  changesRetrieved: 'Changes retrieved successfully',
-  changesUnavailable: 'Changes no longer available',
-  shuttingDown: 'Shutting down',
-  notReady: 'Not ready',
-  internalError: 'Internal server error',
-} as const;
-
-/** One of the exact envelope messages in MESSAGES. */
-export type Message = (typeof MESSAGES)[keyof typeof MESSAGES];
-
-/** An answer that is not a success: the status and the exact envelope message, plus headers. */
-export class HttpError extends Error {
-  readonly status: number;
-  override readonly message: Message;
-  readonly headers: Readonly<Record<string, string>> | undefined;
-
-  constructor(status: number, message: Message, headers?: Readonly<Record<string, string>>) {
-    super(message);
-    this.name = 'HttpError';
-    this.status = status;
-    this.message = message;
-    this.headers = headers;
-  }
-}
-
 /** Stable codes for the faults a library user may want to tell apart. */
 export const ERROR_CODES = {
   config: 'ERR_CONFIG',
@@ -58,6 +10,7 @@ export const ERROR_CODES = {
   storeCorrupt: 'ERR_STORE_CORRUPT',
   storeUnavailable: 'ERR_STORE_UNAVAILABLE',
   preconditionFailed: 'ERR_PRECONDITION_FAILED',
+  invalidBook: 'ERR_INVALID_BOOK',
   changesUnavailable: 'ERR_CHANGES_UNAVAILABLE',
 } as const;
 
@@ -96,11 +49,11 @@ export class StoreCorruptError extends Error {
   }
 }
 
-/** A conditional write's If-Match did not hold for the book it would replace; nothing was written. */
+/** A conditional write's condition did not hold for the book it would replace; nothing was written. */
 export class PreconditionFailedError extends Error {
   readonly code = ERROR_CODES.preconditionFailed;
   constructor() {
-    super('the book does not match If-Match');
+    super('the book does not meet the condition of the write');
     this.name = 'PreconditionFailedError';
   }
 }

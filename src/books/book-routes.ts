@@ -1,0 +1,186 @@
+import { readJsonObject } from '../http/body.ts';
+import { ANSWERS, refusal } from '../http/messages.ts';
+import { answer, jsonBody, NO_ROUTE, PROTECTED, ref, TOO_LARGE, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
+import type { Header, Parameter, Schema } from '../http/openapi-types.ts';
+import { defineRoute, type Reply } from '../http/route.ts';
+import { bookJson } from '../model/book.ts';
+import { MAX_TEXT_LENGTH, MAX_YEAR, MIN_YEAR, validFields, validPatch } from '../model/valid-book.ts';
+import type { BookStore } from '../store/book-store.ts';
+import { parseBookId } from './book-id.ts';
+import { bookEtag, ifMatchCondition } from './etag.ts';
+import { LIST_BOOKS } from './list-route.ts';
+
+/** What the book routes need (docs/contract.md, "Books"). */
+export interface BookRouteDeps {
+  readonly store: BookStore;
+}
+
+const text = (what: string): Schema => ({
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_TEXT_LENGTH,
+  pattern: '\\S',
+  description: `${what}: not blank, at most ${MAX_TEXT_LENGTH} Unicode code points, stored exactly as given.`,
+});
+const year: Schema = { type: 'integer', minimum: MIN_YEAR, maximum: MAX_YEAR, description: 'An integer value (2020, 2020.0 and 2e3 all are).' };
+
+/** The schemas the book operations refer to (docs/contract.md, "Books"). */
+export const BOOK_SCHEMAS: Readonly<Record<string, Schema>> = {
+  Book: {
+    type: 'object',
+    required: ['id', 'title', 'author', 'year'],
+    properties: { id: { type: 'integer', minimum: 1 }, title: text('Title'), author: text('Author'), year },
+  },
+  BookInput: { type: 'object', required: ['title', 'author', 'year'], properties: { title: text('Title'), author: text('Author'), year } },
+  BookPatch: { type: 'object', properties: { title: text('Title'), author: text('Author'), year } },
+};
+
+const ETAG: Header = {
+  description: 'Strong entity tag of the book (RFC 9110 §8.8.3): send it back in If-Match to make a write conditional.',
+  required: true,
+  schema: { type: 'string' },
+};
+const ID: Parameter = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'A book id. Any decimal digits naming a safe integer are accepted (`007` is 7); anything else is 400 `Invalid book id`.',
+  schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+};
+const IF_MATCH: Parameter = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  description: '`*` or entity tags from ETag (RFC 9110 §13.1.1, strong comparison). No match: 412, nothing changed.',
+  schema: { type: 'string' },
+};
+const BOOK_NOT_FOUND = answer(404, [ANSWERS.bookNotFound.message]);
+const PRECONDITION_FAILED = answer(412, [ANSWERS.preconditionFailed.message]);
+
+/** A book answer with its strong ETag (RFC 9110 §8.8.3), so a client can send it back in If-Match. */
+function bookReply(answered: typeof ANSWERS.bookCreated | typeof ANSWERS.bookRetrieved | typeof ANSWERS.bookUpdated, json: string): Reply {
+  return { ...answered, data: json, headers: { etag: bookEtag(json) } };
+}
+
+/** POST /book (docs/contract.md, "Books"). */
+const CREATE_BOOK = defineRoute({
+  method: 'POST',
+  pattern: '/book',
+  pathName: 'book',
+  auth: true,
+  operation: {
+    operationId: 'createBook',
+    summary: 'Create a book; the service assigns its id',
+    tags: ['books'],
+    security: PROTECTED,
+    requestBody: jsonBody('`id` and unknown keys are ignored.', ref('BookInput')),
+    responses: {
+      '201': answer(201, [ANSWERS.bookCreated.message], ref('Book'), { ETag: ETAG }),
+      '400': answer(400, [ANSWERS.invalidInput.message, ANSWERS.badRequest.message]),
+      '401': UNAUTHORIZED,
+      ...NO_ROUTE,
+      '413': TOO_LARGE,
+      ...TRANSPORT,
+    },
+  },
+  handler: ({ store }: BookRouteDeps) =>
+    async ({ req }): Promise<Reply> => {
+      const fields = validFields(await readJsonObject(req, 'invalidInput'));
+      const book = await store.create(fields);
+      return bookReply(ANSWERS.bookCreated, bookJson(book));
+    },
+});
+
+/** GET /book/{id} (docs/contract.md, "Books"). */
+const GET_BOOK = defineRoute({
+  method: 'GET',
+  pattern: '/book/{id}',
+  pathName: 'bookById',
+  auth: true,
+  operation: {
+    operationId: 'getBook',
+    summary: 'One book',
+    tags: ['books'],
+    security: PROTECTED,
+    parameters: [ID],
+    responses: {
+      '200': answer(200, [ANSWERS.bookRetrieved.message], ref('Book'), { ETag: ETAG }),
+      '400': answer(400, [ANSWERS.invalidBookId.message, ANSWERS.badRequest.message]),
+      '401': UNAUTHORIZED,
+      '404': BOOK_NOT_FOUND,
+      ...TRANSPORT,
+    },
+  },
+  handler: ({ store }: BookRouteDeps) =>
+    ({ params }): Reply => {
+      const json = store.getJson(parseBookId(params.id));
+      if (json === undefined) throw refusal('bookNotFound');
+      return bookReply(ANSWERS.bookRetrieved, json);
+    },
+});
+
+/** PUT /book/{id} (docs/contract.md, "Books" and "Conditional writes"). */
+const UPDATE_BOOK = defineRoute({
+  method: 'PUT',
+  pattern: '/book/{id}',
+  auth: true,
+  operation: {
+    operationId: 'updateBook',
+    summary: 'Update a book: absent fields keep their value, `{}` changes nothing',
+    tags: ['books'],
+    security: PROTECTED,
+    parameters: [ID, IF_MATCH],
+    requestBody: jsonBody('Each field present must pass the rule of POST /book.', ref('BookPatch')),
+    responses: {
+      '200': answer(200, [ANSWERS.bookUpdated.message], ref('Book'), { ETag: ETAG }),
+      '400': answer(400, [ANSWERS.invalidBookId.message, ANSWERS.invalidInput.message, ANSWERS.badRequest.message]),
+      '401': UNAUTHORIZED,
+      '404': BOOK_NOT_FOUND,
+      '412': PRECONDITION_FAILED,
+      '413': TOO_LARGE,
+      ...TRANSPORT,
+    },
+  },
+  handler: ({ store }: BookRouteDeps) =>
+    async ({ req, params }): Promise<Reply> => {
+      const id = parseBookId(params.id);
+      // docs/contract.md, "Books": the look-up happens before the body is read.
+      if (store.getJson(id) === undefined) throw refusal('bookNotFound');
+      const patch = validPatch(await readJsonObject(req, 'invalidInput'));
+      // The condition is checked by the store against the state this write replaces: 404, then 412.
+      const book = await store.update(id, patch, ifMatchCondition(req.headers['if-match']));
+      if (book === undefined) throw refusal('bookNotFound');
+      return bookReply(ANSWERS.bookUpdated, bookJson(book));
+    },
+});
+
+/** DELETE /book/{id} (docs/contract.md, "Books" and "Conditional writes"). */
+const DELETE_BOOK = defineRoute({
+  method: 'DELETE',
+  pattern: '/book/{id}',
+  auth: true,
+  operation: {
+    operationId: 'deleteBook',
+    summary: 'Delete a book; its id is never reused',
+    tags: ['books'],
+    security: PROTECTED,
+    parameters: [ID, IF_MATCH],
+    responses: {
+      '200': answer(200, [ANSWERS.bookDeleted.message]),
+      '400': answer(400, [ANSWERS.invalidBookId.message, ANSWERS.badRequest.message]),
+      '401': UNAUTHORIZED,
+      '404': BOOK_NOT_FOUND,
+      '412': PRECONDITION_FAILED,
+      ...TRANSPORT,
+    },
+  },
+  handler: ({ store }: BookRouteDeps) =>
+    async ({ req, params }): Promise<Reply> => {
+      const id = parseBookId(params.id);
+      if (!(await store.remove(id, ifMatchCondition(req.headers['if-match'])))) throw refusal('bookNotFound');
+      return { ...ANSWERS.bookDeleted, data: 'null' };
+    },
+});
+
+/** The book routes (docs/contract.md, "Books"), in the order the document lists them. */
+export const BOOK_ROUTES = [CREATE_BOOK, LIST_BOOKS, GET_BOOK, UPDATE_BOOK, DELETE_BOOK] as const;

@@ -1,0 +1,93 @@
+import { ERROR_CODES } from '../faults.ts';
+import type { Book, BookFields, BookPatch } from './book.ts';
+
+/** docs/contract.md, "Books": limits of the text fields, in Unicode code points. */
+export const MAX_TEXT_LENGTH = 1000;
+export const MIN_YEAR = -9999;
+export const MAX_YEAR = 9999;
+
+/** The rule every accepting path states when it refuses a book. */
+export const VALID_BOOK_RULE = `a positive integer id, title and author (not blank, at most ${MAX_TEXT_LENGTH} characters) and an integer year from ${MIN_YEAR} to ${MAX_YEAR}`;
+
+/**
+ * A book that breaks the rule of docs/contract.md, "Books". The API answers it with 400 `Invalid
+ * input` (service/app.ts); `import` and `writeCatalogue` refuse the whole catalogue with it. A
+ * TypeError: the value is not of the type the caller promised.
+ */
+export class InvalidBookError extends TypeError {
+  readonly code = ERROR_CODES.invalidBook;
+  constructor(message = `not a valid book: expected ${VALID_BOOK_RULE}`) {
+    super(message);
+    this.name = 'InvalidBookError';
+  }
+}
+
+function codePointLengthAtMost(text: string, max: number): boolean {
+  if (text.length <= max) return true;
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    if (++count > max) return false;
+  }
+  return true;
+}
+
+function checkText(value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '' || !codePointLengthAtMost(value, MAX_TEXT_LENGTH)) throw new InvalidBookError();
+  return value;
+}
+
+/* A JSON number whose value is an integer (2020, 2020.0, 1e3) is an integer (docs/contract.md, "Books"). */
+function checkYear(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_YEAR || value > MAX_YEAR) throw new InvalidBookError();
+  return value;
+}
+
+/** A new book: all three fields, each valid; `id` and unknown keys are ignored. */
+export function validFields(value: Readonly<Record<string, unknown>>): BookFields {
+  return { title: checkText(value.title), author: checkText(value.author), year: checkYear(value.year) };
+}
+
+/** A change to a book: each field present must be valid; absent fields keep their value. */
+export function validPatch(value: Readonly<Record<string, unknown>>): BookPatch {
+  const patch: { title?: string; author?: string; year?: number } = {};
+  if (Object.hasOwn(value, 'title')) patch.title = checkText(value.title);
+  if (Object.hasOwn(value, 'author')) patch.author = checkText(value.author);
+  if (Object.hasOwn(value, 'year')) patch.year = checkYear(value.year);
+  return patch;
+}
+
+/** A whole book as a backup holds it: a positive safe-integer id and valid fields; unknown keys are ignored. */
+export function validBook(value: unknown): Book {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidBookError();
+  const b = value as Record<string, unknown>;
+  if (!Number.isSafeInteger(b.id) || (b.id as number) < 1) throw new InvalidBookError();
+  return { id: b.id as number, ...validFields(b) };
+}
+
+/** validBook for the book at `index` of a catalogue: the error names it. */
+export function validBookAt(value: unknown, index: number): Book {
+  try {
+    return validBook(value);
+  } catch {
+    throw new InvalidBookError(`book at index ${index} is not valid: expected ${VALID_BOOK_RULE}`);
+  }
+}
+
+/**
+ * A whole catalogue (import, writeCatalogue): every book valid, ids unique; ascending id order.
+ * The error names the first book that fails.
+ */
+export function validCatalogue(values: readonly unknown[]): Book[] {
+  const books = values.map(validBookAt);
+  books.sort((a, b) => a.id - b.id);
+  for (let i = 1; i < books.length; i++) {
+    if (books[i]?.id === books[i - 1]?.id) throw new InvalidBookError(`id ${books[i]?.id} appears twice`);
+  }
+  return books;
+}

@@ -1,0 +1,148 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createAuthorizer } from '../auth/authorize.ts';
+import { signingKeys } from '../auth/keys.ts';
+import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
+import { PreconditionFailedError } from '../faults.ts';
+import { createCors } from '../http/cors.ts';
+import { ANSWERS, refusal } from '../http/messages.ts';
+import { createReplyWriter, UNMATCHED_ROUTE } from '../http/reply-writer.ts';
+import { pathOf, requestIdFrom } from '../http/request.ts';
+import { encodedReply } from '../http/respond.ts';
+import type { EnvelopeReply, Handler, Reply, RequestContext } from '../http/route.ts';
+import { Router } from '../http/router.ts';
+import { silentLogger, type Logger } from '../log.ts';
+import type { CatalogueMetrics } from '../metrics/catalogue-metrics.ts';
+import { InvalidBookError } from '../model/valid-book.ts';
+import type { BookStore } from '../store/book-store.ts';
+import { documentMountedAt } from './openapi-document.ts';
+import { ROUTE_TABLE, type ServiceDeps } from './route-table.ts';
+
+/** What createApp needs: an open store, the signing secret and the credential pair; the rest is optional. */
+export interface AppOptions {
+  /** An open store (see `openStore`); `app.close()` closes it. */
+  store: BookStore;
+  /** HS256 signing secret (docs/contract.md, "Signing key": a string is used as its UTF-8 bytes). Prefer 32 bytes or more (RFC 7518 §3.2). */
+  secret: string | Uint8Array;
+  /** The secret being rotated out: it still verifies tokens until they expire, never signs. */
+  previousSecret?: string | Uint8Array;
+  /** The one credential pair (docs/contract.md, "Logins"). */
+  username: string;
+  password: string;
+  /** Failed logins per client address per 15 minutes before 429; 0 disables. Default 20. */
+  loginMaxFailures?: number;
+  /** Where request and error lines go; default: nowhere. */
+  logger?: Logger;
+  /** Origins allowed to call from a browser (`*`: any); empty or absent: CORS off. */
+  corsOrigins?: readonly string[];
+  /** Clock in milliseconds, for tokens and throttling; default `Date.now`. */
+  now?: () => number;
+  /**
+   * Where the embedding server mounts the app (`/catalogue`, or an absolute `https://…` URL): the
+   * OpenAPI document's `servers` URL, so "Try it out" calls the catalogue and not the host. Default:
+   * `.`, relative to the document's own URL, right wherever /openapi.json is served beside the routes.
+   */
+  mountPath?: string;
+  /** Where requests, logins, token refusals and connections are counted (see `createMetrics`); default: nowhere. */
+  metrics?: CatalogueMetrics;
+}
+
+/** A `(req, res)` handler for any `node:http` or `node:https` server. */
+export interface App {
+  (req: IncomingMessage, res: ServerResponse): void;
+  /** While true, answers carry `Connection: close` so keep-alive clients move on. */
+  draining: boolean;
+  /** Every route as (pattern, methods): the router's own table. */
+  routes(): { pattern: string; methods: string[] }[];
+  /** Closes the store once pending writes are durable. */
+  close(): Promise<void>;
+}
+
+/** A route of the table with its handler built for this app. */
+interface BoundRoute {
+  readonly method: (typeof ROUTE_TABLE)[number]['method'];
+  readonly pattern: string;
+  readonly auth: boolean;
+  readonly handle: Handler;
+}
+
+const NOT_FOUND = encodedReply(ANSWERS.notFound, 'null');
+const BOOK_REFUSED: EnvelopeReply = { ...ANSWERS.invalidInput, data: 'null' };
+const PRECONDITION_FAILED: EnvelopeReply = { ...ANSWERS.preconditionFailed, data: 'null' };
+
+/** The library faults a request can meet, as answers: the one place they are mapped. */
+function answerFault(err: unknown): Reply | undefined {
+  if (err instanceof InvalidBookError) return BOOK_REFUSED;
+  if (err instanceof PreconditionFailedError) return PRECONDITION_FAILED;
+  return undefined;
+}
+
+function methodNotAllowed(allow: string): Reply {
+  return { ...ANSWERS.methodNotAllowed, data: 'null', headers: { allow } };
+}
+
+const NO_PARAMS = Object.freeze({});
+
+/**
+ * The catalogue as a `(req, res)` handler to mount in your own `node:http` or `node:https` server.
+ * It reads no environment, installs no signal handler, never exits the process and logs only to
+ * `options.logger`. To stop: set `app.draining`, close your server, then `await app.close()`.
+ */
+export function createApp(options: AppOptions): App {
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? Date.now;
+  const nowSeconds = (): number => Math.floor(now() / 1000);
+  const keys = signingKeys(options.secret, options.previousSecret);
+  const { store } = options;
+  const deps: ServiceDeps = {
+    store,
+    username: options.username,
+    password: options.password,
+    keys,
+    loginMaxFailures: options.loginMaxFailures ?? DEFAULT_LOGIN_MAX_FAILURES,
+    now,
+    logger,
+    onLoginFailed: options.metrics?.auth.loginFailed,
+    onThrottled: options.metrics?.auth.loginThrottled,
+    isDraining: () => app.draining,
+    openApiDocument: documentMountedAt(options.mountPath),
+  };
+  const router = new Router<BoundRoute>(ROUTE_TABLE.map((r) => ({ method: r.method, pattern: r.pattern, auth: r.auth, handle: r.handler(deps) })));
+  const authorize = createAuthorizer({ keys, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });
+  const cors = createCors(options.corsOrigins ?? []);
+  const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining, answerFault, requests: options.metrics?.requests });
+
+  const app = ((req: IncomingMessage, res: ServerResponse): void => {
+    const match = router.match(req.method as string, pathOf(req.url as string));
+    const ctx: RequestContext = {
+      req,
+      res,
+      reqId: requestIdFrom(req),
+      start: performance.now(),
+      params: match.kind === 'found' ? match.params : NO_PARAMS,
+      route: match.kind === 'none' ? UNMATCHED_ROUTE : match.pattern,
+    };
+    try {
+      // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400; answered here, in the envelope.
+      if (req.headers.host === undefined && req.httpVersion === '1.1') throw refusal('badRequest', { connection: 'close' });
+      // docs/contract.md, "Order of checks": route (404, then 405) → auth (401) → {id} (400) → body. 404, 405 and 401 are
+      // what a scan gets: answered as replies, not thrown (README, "Performance notes").
+      if (match.kind === 'none') return send(ctx, NOT_FOUND);
+      if (match.kind === 'method') {
+        const preflight = cors?.preflightHeaders(req, match.allow);
+        return send(ctx, preflight === undefined ? methodNotAllowed(match.allow) : { ...ANSWERS.ok, data: 'null', headers: preflight });
+      }
+      const route = match.route;
+      const refused = route.auth ? authorize(ctx) : undefined;
+      if (refused !== undefined) return send(ctx, refused);
+      const result = route.handle(ctx);
+      if (result instanceof Promise) result.then((reply) => send(ctx, reply)).catch((err: unknown) => fail(ctx, err));
+      else send(ctx, result);
+    } catch (err) {
+      fail(ctx, err);
+    }
+  }) as App;
+  app.draining = false;
+  app.routes = () => router.routes();
+  app.close = () => store.close();
+  return app;
+}

@@ -1,0 +1,59 @@
+import { TOKEN_SCHEMAS } from '../auth/token-route.ts';
+import { BOOK_SCHEMAS } from '../books/book-routes.ts';
+import { CHANGE_SCHEMAS } from '../events/changes-route.ts';
+import { ConfigError } from '../faults.ts';
+import { ANSWERS } from '../http/messages.ts';
+import { answer, NULL, pathsOf } from '../http/openapi.ts';
+import type { OpenApiDocument } from '../http/openapi-types.ts';
+import { OPENAPI_SCHEMAS } from './openapi-route.ts';
+import { ROUTE_TABLE } from './route-table.ts';
+
+/** Where the operations are when no mount path is given: relative to the document's own URL. */
+export const DEFAULT_SERVER_URL = '.';
+
+/**
+ * The service's OpenAPI 3.1 document, built from the route table: each path is its routes' own
+ * operations, plus OPTIONS on every path (test/openapi.test.ts).
+ */
+export const OPENAPI_DOCUMENT: OpenApiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Book catalogue',
+    // The document's own version (OpenAPI 3.1 §4.8.2), raised when the interface changes.
+    version: '1.0.0',
+    description:
+      'Every answer is the envelope {status, message, data} with Content-Type application/json; charset=utf-8, ' +
+      'except GET /openapi.json. Checks run in this order: route (404 `Not found`, then 405 `Method not allowed` ' +
+      'with Allow), token (401), {id} (400), body. Bodies over 64 KiB: 413. With CORS_ORIGINS set, an allowed ' +
+      'origin\'s preflight (OPTIONS) gets 200 `OK` with the Access-Control-Allow-* headers. ' +
+      'The rules behind every answer: docs/contract.md in the repository.',
+  },
+  servers: [{ url: DEFAULT_SERVER_URL, description: 'Where this document is served from: the catalogue\'s own base URL.' }],
+  paths: pathsOf(ROUTE_TABLE),
+  components: {
+    schemas: { ...BOOK_SCHEMAS, ...CHANGE_SCHEMAS, ...TOKEN_SCHEMAS, ...OPENAPI_SCHEMAS },
+    responses: {
+      NotFound: { ...answer(404, [ANSWERS.notFound.message]), description: 'Not found: the path is not one the service serves (checked first, before method, token and body).' },
+      MethodNotAllowed: answer(405, [ANSWERS.methodNotAllowed.message], NULL, {
+        Allow: { description: 'The methods the path supports, sorted, HEAD wherever GET.', required: true, schema: { type: 'string' } },
+      }),
+      PreflightAllowed: answer(200, [ANSWERS.ok.message]),
+    },
+    securitySchemes: {
+      rawToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The token itself, no scheme prefix (docs/contract.md, "Authentication").' },
+      bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: '`Bearer <token>`, scheme in any case.' },
+    },
+  },
+};
+
+/**
+ * The document an app serves: `servers` is where the embedding server mounts it (`/catalogue`, or
+ * an absolute `https://…` URL), so "Try it out" calls the catalogue and not the host.
+ */
+export function documentMountedAt(mountPath: string | undefined): OpenApiDocument {
+  if (mountPath === undefined) return OPENAPI_DOCUMENT;
+  if (!/^(\/|https?:\/\/)[^\s]*$/.test(mountPath)) {
+    throw new ConfigError(`invalid mountPath ${JSON.stringify(mountPath)}: expected a path such as /catalogue or an absolute http(s) URL`);
+  }
+  return { ...OPENAPI_DOCUMENT, servers: [{ url: mountPath, description: 'Where the embedding application mounts the catalogue.' }] };
+}

@@ -1,0 +1,78 @@
+import { hash } from 'node:crypto';
+import { entityTagListMatches } from '../http/entity-tags.ts';
+import { JSON_TYPE, NO_ROUTE, ref, TRANSPORT } from '../http/openapi.ts';
+import type { Header, OpenApiDocument, Schema } from '../http/openapi-types.ts';
+import { defineRoute, type Reply } from '../http/route.ts';
+
+export interface OpenApiRouteDeps {
+  /** This app's document (its `servers` URL is the app's mount path). */
+  readonly openApiDocument: OpenApiDocument;
+}
+
+/** The schema GET /openapi.json's operation refers to. */
+export const OPENAPI_SCHEMAS: Readonly<Record<string, Schema>> = {
+  OpenApiDocument: {
+    type: 'object',
+    description: 'An OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0): this one.',
+    required: ['openapi', 'info', 'servers', 'paths', 'components'],
+    properties: {
+      openapi: { type: 'string', pattern: '^3\\.1\\.\\d+$' },
+      info: { type: 'object', required: ['title', 'version'], properties: { title: { type: 'string' }, version: { type: 'string' }, description: { type: 'string' } } },
+      servers: { type: 'array', items: { type: 'object', required: ['url'], properties: { url: { type: 'string' }, description: { type: 'string' } } } },
+      paths: { type: 'object' },
+      components: { type: 'object' },
+    },
+  },
+};
+
+const DOCUMENT_ETAG: Header = {
+  description: 'Strong entity tag of the document; it changes only when the document does (a new version).',
+  required: true,
+  schema: { type: 'string' },
+};
+
+/**
+ * GET /openapi.json: public, serialized once per app. Cacheable: it changes only with the version,
+ * so it carries a strong ETag and `no-cache`, and a matching If-None-Match answers 304 (RFC 9110 §13.1.2).
+ */
+export const OPENAPI_ROUTE = defineRoute({
+  method: 'GET',
+  pattern: '/openapi.json',
+  pathName: 'openapi',
+  auth: false,
+  operation: {
+    operationId: 'openapi',
+    summary: 'This document (not wrapped in the envelope, so OpenAPI tools read it as is)',
+    description: 'Cacheable (`Cache-Control: no-cache`): send the ETag back in If-None-Match and a current copy gets 304, no body.',
+    tags: ['operations'],
+    security: [],
+    parameters: [
+      {
+        name: 'If-None-Match',
+        in: 'header',
+        required: false,
+        description: '`*` or entity tags from ETag (RFC 9110 §13.1.2, weak comparison): a match answers 304.',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      '200': { description: 'The OpenAPI 3.1 document', headers: { ETag: DOCUMENT_ETAG }, content: { [JSON_TYPE]: { schema: ref('OpenApiDocument') } } },
+      '304': { description: 'The copy the client holds is current (If-None-Match matched); no body.', headers: { ETag: DOCUMENT_ETAG } },
+      ...NO_ROUTE,
+      ...TRANSPORT,
+    },
+  },
+  handler({ openApiDocument }: OpenApiRouteDeps) {
+    let served: { body: string; headers: Record<string, string> } | undefined;
+    return ({ req }): Reply => {
+      if (served === undefined) {
+        const body = JSON.stringify(openApiDocument);
+        served = { body, headers: { etag: `"${hash('sha256', body, 'base64url')}"`, 'cache-control': 'no-cache' } };
+      }
+      const condition = req.headers['if-none-match'];
+      // A 304 keeps the 200's Content-Length (RFC 9110 §8.6); Node sends no body with it.
+      const status = condition !== undefined && entityTagListMatches(condition, served.headers.etag as string, 'weak') ? 304 : 200;
+      return { status, body: served.body, headers: served.headers };
+    };
+  },
+});

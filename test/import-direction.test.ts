@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
+
+/**
+ * The intended picture (README, "Code map"), written once: what each part of src/ may import.
+ * A part is a folder, or a file directly in src/ (named without `.ts`). Capabilities (auth, books,
+ * events, ui, metrics) import the toolkit and the store's interface, never each other (but for the
+ * one edge written below) nor the composition (service); only the command line (main, cli) and the library (index) sit above it.
+ */
+const LEAVES = ['log', 'faults', 'version'];
+const CAPABILITY_BASE = ['http', 'store', 'model', 'fs', ...LEAVES];
+const CAPABILITIES = ['auth', 'books', 'events', 'ui', 'metrics'];
+const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
+  log: [],
+  faults: [],
+  version: [],
+  model: ['faults'],
+  fs: LEAVES,
+  http: LEAVES,
+  store: ['model', 'fs', ...LEAVES],
+  ...Object.fromEntries(CAPABILITIES.map((name) => [name, CAPABILITY_BASE])),
+  // The one edge between capabilities: metrics names auth's token-refusal reasons as its labels.
+  metrics: [...CAPABILITY_BASE, 'auth'],
+  service: [...CAPABILITIES, ...CAPABILITY_BASE],
+  cli: [...CAPABILITIES, ...CAPABILITY_BASE],
+  index: ['service', 'cli', ...CAPABILITIES, ...CAPABILITY_BASE],
+  main: ['service', 'cli', ...CAPABILITIES, ...CAPABILITY_BASE],
+};
+
+interface Edge {
+  from: string;
+  to: string;
+  file: string;
+  specifier: string;
+}
+
+async function sourceFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const nested = await Promise.all(entries.map((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : Promise.resolve(e.name.endsWith('.ts') ? [join(dir, e.name)] : []))));
+  return nested.flat();
+}
+
+/** `auth/jwt.ts` → auth; `log.ts` → log. */
+function partOf(file: string): string {
+  const rel = relative(SRC, file).split('/');
+  return rel.length === 1 ? (rel[0] as string).replace(/\.ts$/, '') : (rel[0] as string);
+}
+
+/** Static imports and re-exports (type-only ones too: they are edges of the picture) and dynamic imports. */
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s*'([^']+)'|\bimport\(\s*'([^']+)'\s*\)/g;
+
+async function edges(): Promise<Edge[]> {
+  const found: Edge[] = [];
+  for (const file of await sourceFiles(SRC)) {
+    const text = await readFile(file, 'utf8');
+    for (const m of text.matchAll(IMPORT)) {
+      const specifier = (m[1] ?? m[2]) as string;
+      if (!specifier.startsWith('.')) continue;
+      const from = partOf(file);
+      const to = partOf(resolve(dirname(file), specifier));
+      if (from !== to) found.push({ from, to, file: relative(SRC, file), specifier });
+    }
+  }
+  return found;
+}
+
+/** Parts on a cycle of the part graph, as `a → b → a` strings (empty when acyclic). */
+function cycles(graph: Map<string, Set<string>>): string[] {
+  const found: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (node: string): void => {
+    state.set(node, 'open');
+    path.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 'open') found.push([...path.slice(path.indexOf(next)), next].join(' → '));
+      else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return found;
+}
+
+describe('imports run one way (README, "Code map")', () => {
+  it('every part of src/ is placed in the picture', async () => {
+    const parts = new Set((await sourceFiles(SRC)).map(partOf));
+    const unplaced = [...parts].filter((p) => !Object.hasOwn(MAY_IMPORT, p));
+    assert.deepEqual(unplaced, [], 'add the new part to MAY_IMPORT here and to the README code map');
+  });
+
+  it('no import runs against the intended direction', async () => {
+    const wrong = (await edges())
+      .filter((e) => !(MAY_IMPORT[e.from] ?? []).includes(e.to))
+      .map((e) => `${e.file} imports ${e.specifier} (${e.from} may not import ${e.to})`);
+    assert.deepEqual(wrong, []);
+  });
+
+  it('there is no import cycle between parts', async () => {
+    const graph = new Map<string, Set<string>>();
+    for (const e of await edges()) {
+      const targets = graph.get(e.from) ?? new Set<string>();
+      targets.add(e.to);
+      graph.set(e.from, targets);
+    }
+    assert.deepEqual(cycles(graph), []);
+  });
+
+  it('the picture itself has no cycle, so it can be drawn bottom-up', () => {
+    const graph = new Map(Object.entries(MAY_IMPORT).map(([part, deps]) => [part, new Set(deps)]));
+    assert.deepEqual(cycles(graph), []);
+  });
+
+  it('the checker sees a wrong edge and a cycle when there is one', () => {
+    assert.deepEqual(cycles(new Map([['http', new Set(['auth'])], ['auth', new Set(['http'])]])), ['http → auth → http']);
+    const imports = [...`import { x } from '../service/app.ts';\nexport type { Y } from './y.ts';\nconst z = await import('../store/open.ts');`.matchAll(IMPORT)];
+    assert.deepEqual(imports.map((m) => m[1] ?? m[2]), ['../service/app.ts', './y.ts', '../store/open.ts']);
+    assert.equal(MAY_IMPORT.http?.includes('service'), false);
+  });
+});
