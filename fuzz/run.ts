@@ -28,8 +28,21 @@ function figures(r: FuzzReport): string {
   ].join('\n');
 }
 
+const USAGE = `Usage: npm run fuzz -- [--seed N] [--iterations N]
+
+Sends seeded, mutated requests to the service in-process and checks every answer.
+  --seed N        the random seed (default: a random one, printed first)
+  --iterations N  how many requests (default 20000)
+  -h, --help      print this help
+A failure prints the seed, the request bytes and a command that replays it.
+`;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seed: { type: 'string' }, iterations: { type: 'string' } } });
+  const { values } = parseArgs({ options: { seed: { type: 'string' }, iterations: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help === true) {
+    process.stdout.write(USAGE);
+    return;
+  }
   const seed = wholeNumber('seed', values.seed, Math.floor(Math.random() * 2 ** 32)) >>> 0;
   const iterations = wholeNumber('iterations', values.iterations, 20_000);
   process.stdout.write(`fuzz: seed ${seed}, ${iterations} iterations\n`);
@@ -46,6 +59,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`fuzz: ${(err as Error).message}\n`);
+  process.stderr.write(`fuzz: ${(err as Error).message} (see --help)\n`);
   process.exitCode = 1;
 });

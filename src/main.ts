@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { loadOrCreateSecret, PASSWORD_FILE, SECRET_FILE } from './auth/secrets.ts';
 import { runBackupCommand } from './cli/backup.ts';
 import { malformedDotenvLines } from './cli/dotenv-lines.ts';
@@ -92,11 +92,24 @@ function startLogger(level: Config['logLevel']): Logger {
   return createLogger({ level, write: lines.write });
 }
 
+/**
+ * The store never drops damaged records by itself (they may hold acknowledged changes), so the one
+ * line says what the operator can do: a journal can be cut at the damaged byte, keeping every change
+ * before it; a damaged snapshot can only be restored.
+ */
+function withAdvice(err: StoreCorruptError): string {
+  const next = basename(err.file).startsWith('journal-')
+    ? `restore the data directory from a backup, or keep every change before that byte by cutting the file there (truncate -s ${err.offset} ${err.file}), losing the changes after it`
+    : 'restore the data directory from a backup';
+  return `${err.message}. Nothing was changed; ${next} (README: Storage, Recovery)`;
+}
+
 async function openDataDir(dataDir: string, logger: Logger, observer: StoreObserver | undefined): Promise<BookStore> {
   try {
     return await openStore(dataDir, { logger, ...(observer !== undefined && { observer }) });
   } catch (err) {
-    if (err instanceof DataDirLockedError || err instanceof StoreCorruptError) throw new StartupError(err.message);
+    if (err instanceof StoreCorruptError) throw new StartupError(withAdvice(err));
+    if (err instanceof DataDirLockedError) throw new StartupError(err.message);
     throw new StartupError(`cannot open data directory ${dataDir}: ${(err as Error).message}`);
   }
 }

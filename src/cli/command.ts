@@ -110,7 +110,11 @@ export function parseCommand(sources: ConfigSources): Command {
     const value = sources.env[key] ?? fileEnv[key];
     return value === '' ? undefined : value;
   };
-  if (args[0] === 'export' || args[0] === 'import') return parseBackupCommand(args, env('DATA_DIR') ?? DEFAULTS.dataDir);
+  if (args[0] === 'export' || args[0] === 'import') {
+    // `export --help`: the usage (which lists both commands) instead of "unknown option".
+    if (args.some((a) => a === '-h' || a === '--help')) return { kind: 'help' };
+    return parseBackupCommand(args, env('DATA_DIR') ?? DEFAULTS.dataDir);
+  }
   const flags = parseFlags(args);
   if (flags === 'help' || flags === 'version') return { kind: flags };
   const origin: Origin = (flag, key) => {
