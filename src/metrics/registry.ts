@@ -1,4 +1,7 @@
+import { CounterChild, GaugeChild, HistogramChild } from './children.ts';
 import { familyHeader, formatLabels, formatValue, isLabelName, isMetricName } from './exposition.ts';
+
+export { CounterChild, GaugeChild, HistogramChild };
 
 /** What a family says in its `# TYPE` line. */
 export type MetricType = 'counter' | 'gauge' | 'histogram';
@@ -13,52 +16,6 @@ export interface Sample {
 export interface Family {
   readonly name: string;
   write(): string;
-}
-
-/** A value that only goes up (Prometheus counter); rate() reads it. */
-export class CounterChild {
-  value = 0;
-  inc(by = 1): void {
-    this.value += by;
-  }
-}
-
-/** A value that goes up and down. */
-export class GaugeChild {
-  value = 0;
-  set(value: number): void {
-    this.value = value;
-  }
-  inc(by = 1): void {
-    this.value += by;
-  }
-  dec(by = 1): void {
-    this.value -= by;
-  }
-}
-
-/** Observations counted in buckets; kept per bucket here, made cumulative when written. */
-export class HistogramChild {
-  readonly #bounds: readonly number[];
-  /** One slot per bound plus the last for `+Inf`. */
-  readonly counts: number[];
-  sum = 0;
-  count = 0;
-
-  constructor(bounds: readonly number[]) {
-    this.#bounds = bounds;
-    this.counts = new Array<number>(bounds.length + 1).fill(0);
-  }
-
-  observe(value: number): void {
-    const bounds = this.#bounds;
-    let i = 0;
-    // `le` is "less than or equal": a value on a bound belongs to that bound's bucket.
-    while (i < bounds.length && value > (bounds[i] as number)) i++;
-    this.counts[i] = (this.counts[i] as number) + 1;
-    this.sum += value;
-    this.count++;
-  }
 }
 
 function checkLabelNames(name: string, labelNames: readonly string[], reserved: readonly string[] = []): void {
@@ -115,15 +72,19 @@ abstract class LabelledFamily<C> implements Family {
   }
 }
 
-export class Counter extends LabelledFamily<CounterChild> {
+/** A family whose children each hold one value: one sample line per child. */
+abstract class ValueFamily<C extends { value: number }> extends LabelledFamily<C> {
+  protected writeChild(values: readonly string[], child: C): string {
+    return `${this.name}${formatLabels(this.labelNames, values)} ${formatValue(child.value)}\n`;
+  }
+}
+
+export class Counter extends ValueFamily<CounterChild> {
   protected get type(): MetricType {
     return 'counter';
   }
   protected create(): CounterChild {
     return new CounterChild();
-  }
-  protected writeChild(values: readonly string[], child: CounterChild): string {
-    return `${this.name}${formatLabels(this.labelNames, values)} ${formatValue(child.value)}\n`;
   }
   /** The unlabelled child's `inc`. */
   inc(by = 1): void {
@@ -131,15 +92,12 @@ export class Counter extends LabelledFamily<CounterChild> {
   }
 }
 
-export class Gauge extends LabelledFamily<GaugeChild> {
+export class Gauge extends ValueFamily<GaugeChild> {
   protected get type(): MetricType {
     return 'gauge';
   }
   protected create(): GaugeChild {
     return new GaugeChild();
-  }
-  protected writeChild(values: readonly string[], child: GaugeChild): string {
-    return `${this.name}${formatLabels(this.labelNames, values)} ${formatValue(child.value)}\n`;
   }
   /** The unlabelled child's `set`. */
   set(value: number): void {
