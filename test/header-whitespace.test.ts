@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { IncomingMessage } from 'node:http';
+import { resumePoint } from '../src/events/resume-point.ts';
 import { trimOws } from '../src/http/header-value.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { rawRequest } from './helpers/raw.ts';
@@ -60,6 +62,12 @@ describe('optional whitespace in header values is SP and HTAB only (RFC 9110 §5
     assert.equal(refused.status, 412);
     const accepted = await app.request('PUT', `/book/${id}`, { body: {}, headers: { 'if-match': `\t${etag} , "x"` } });
     assert.equal(accepted.status, 200);
+  });
+
+  it('Last-Event-ID: SP/HTAB around the id are trimmed, U+00A0 is not (400 Invalid query)', () => {
+    const at = (value: string): IncomingMessage => ({ headers: { 'last-event-id': value }, url: '/events' }) as unknown as IncomingMessage;
+    assert.equal(resumePoint(at(' \t5\t')), 5);
+    assert.throws(() => resumePoint(at('\u00a05\u00a0')), { status: 400, message: 'Invalid query' });
   });
 
   it('X-Request-Id wrapped in U+00A0 is not echoed (a fresh id is generated)', async () => {

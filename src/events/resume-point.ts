@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { integerParam, queryOf, singleParam } from '../http/query-params.ts';
+import { trimOws } from '../http/header-value.ts';
 
 /** At most GET /changes' `limit`, and its default. */
 export const MAX_CHANGES_PAGE = 1000;
@@ -24,7 +25,7 @@ export function changesQuery(url: string): { since: number; limit: number } {
  */
 export function resumePoint(req: IncomingMessage): number | undefined {
   const lastEventId = req.headers['last-event-id'];
-  if (typeof lastEventId === 'string' && lastEventId !== '') return parseSeq(lastEventId.trim());
+  if (typeof lastEventId === 'string' && lastEventId !== '') return parseSeq(trimOws(lastEventId));
   const since = singleParam(queryOf(req.url as string), 'since');
   return since === undefined ? undefined : parseSeq(since);
 }
