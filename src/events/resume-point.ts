@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { integerParam, queryOf, singleParam } from '../http/query-params.ts';
 import { trimOws } from '../http/header-value.ts';
+import { integerParam, queryOf, singleParam } from '../http/query-params.ts';
 
 /** At most GET /changes' `limit`, and its default. */
 export const MAX_CHANGES_PAGE = 1000;
