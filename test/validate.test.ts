@@ -4,46 +4,9 @@ import { parseBookId } from '../src/books/book-id.ts';
 import { HttpError } from '../src/http/messages.ts';
 import { InvalidBookError, validFields, validPatch } from '../src/model/valid-book.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { BAD_TEXT, BAD_YEAR, bodyWith, EMOJI, VALID } from './helpers/hostile-books.ts';
 
-const EMOJI = '📚'; // one code point, two UTF-16 units
-const VALID = { title: 'Dune', author: 'Frank Herbert', year: 1965 };
 const INVALID_INPUT = { status: 400, message: 'Invalid input', data: null };
-
-/** Field values that break the rules of docs/contract.md, "Books" (JSON text, so 1e400 and 2020.5 stay as written). */
-const BAD_TEXT: [string, string][] = [
-  ['missing', ''],
-  ['null', 'null'],
-  ['a number', '42'],
-  ['a boolean', 'true'],
-  ['an array', '["Dune"]'],
-  ['an object', '{"text":"Dune"}'],
-  ['empty', '""'],
-  ['blank spaces', '"   "'],
-  ['blank tabs and newlines', '"\\t\\n\\r"'],
-  ['blank no-break space and ideographic space (trim() removes them)', '"\\u00a0\\u3000"'],
-  ['1001 characters', JSON.stringify('a'.repeat(1001))],
-  ['1001 emoji code points', JSON.stringify(EMOJI.repeat(1001))],
-];
-const BAD_YEAR: [string, string][] = [
-  ['missing', ''],
-  ['null', 'null'],
-  ['a string', '"1965"'],
-  ['a boolean', 'false'],
-  ['an array', '[1965]'],
-  ['a fraction 1965.5', '1965.5'],
-  ['10000', '10000'],
-  ['-10000', '-10000'],
-  ['1e4', '1e4'],
-  ['1e400 (infinite)', '1e400'],
-];
-
-/** A POST body (JSON text) with one field replaced by `value` JSON, or left out when ''. */
-function bodyWith(field: 'title' | 'author' | 'year', value: string): string {
-  const parts = Object.entries(VALID)
-    .filter(([k]) => k !== field || value !== '')
-    .map(([k, v]) => `"${k}":${k === field ? value : JSON.stringify(v)}`);
-  return `{${parts.join(',')}}`;
-}
 
 describe('book validation over HTTP (docs/contract.md, "Books")', () => {
   let app: TestApp;
