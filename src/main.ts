@@ -21,6 +21,7 @@ import { createServer, type CatalogueServer } from './service/server.ts';
 import type { BookStore } from './store/book-store.ts';
 import type { StoreObserver } from './store/observer.ts';
 import { openStore } from './store/open.ts';
+import { UiNotBuiltError } from './ui/assets.ts';
 import { packageVersion } from './version.ts';
 
 /** RFC 7518 §3.2: an HS256 key shorter than the hash output weakens it. */
@@ -142,8 +143,10 @@ async function startServer(
       limits: { maxConnections: config.maxConnections },
       ...(config.corsOrigins !== undefined && { corsOrigins: config.corsOrigins }),
       ...(metrics !== undefined && { metrics }),
+      ui: config.ui,
     });
   } catch (err) {
+    if (err instanceof UiNotBuiltError) throw new StartupError(`${err.message}; or start with --no-ui`);
     // Only a certificate or key OpenSSL cannot use makes this throw (readTlsFiles checked the usual faults).
     throw new StartupError(`cannot use the TLS certificate ${config.tls?.certFile} or key ${config.tls?.keyFile}: ${(err as Error).message}`);
   }

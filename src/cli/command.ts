@@ -30,6 +30,8 @@ export interface Config {
   corsOrigins?: string[];
   /** The metrics listener (GET /metrics); absent: off. */
   metrics?: { port: number; host: string };
+  /** Serve the built-in page at `GET /` (on unless `UI=off` or `--no-ui`). */
+  ui: boolean;
 }
 
 /** What the command line asks for: help, version, serving, or a backup command. */
@@ -64,6 +66,9 @@ const FLAGS = {
   '--metrics-host': 'metricsHost',
 } as const;
 type FlagKey = (typeof FLAGS)[keyof typeof FLAGS];
+/** Flags that take no value. */
+const SWITCHES = { '--no-ui': 'noUi' } as const;
+type SwitchKey = (typeof SWITCHES)[keyof typeof SWITCHES];
 
 export const USAGE = `Usage: book-catalogue [options]
 ${BACKUP_USAGE}
@@ -78,6 +83,7 @@ Options:
   --tls-key <file>   PEM private key (env TLS_KEY_FILE; needs --tls-cert)
   --metrics-port <n> serve GET /metrics (Prometheus) on this port (env METRICS_PORT; default off)
   --metrics-host <addr>  address of the metrics listener (env METRICS_HOST, default ${DEFAULTS.metricsHost})
+  --no-ui            do not serve the built-in page at / (env UI=off)
   -h, --help         print this help and exit
   -v, --version      print the version and exit
 
@@ -89,11 +95,12 @@ Environment only:
   LOGIN_MAX_FAILURES  failed logins per address per 15 min before 429 (default ${DEFAULTS.loginMaxFailures}, 0 disables)
   MAX_CONNECTIONS     concurrent connections, 1 or more (default ${TRANSPORT_LIMITS.maxConnections})
   CORS_ORIGINS        comma-separated origins browsers may call from (* for any); unset: CORS off
+  UI                  on or off: the built-in page at / (default on)
 
 Flags win over environment variables, which win over a .env file in the working directory.
 `;
 
-type Flags = Partial<Record<FlagKey, string>>;
+type Flags = Partial<Record<FlagKey, string> & Record<SwitchKey, true>>;
 /** A variable from the environment, else from `.env`; empty counts as unset. */
 type EnvLookup = (key: string) => string | undefined;
 /** Where a setting's value came from, as a person would look for it: `--port`, `PORT` or `PORT in .env`. */
@@ -135,6 +142,10 @@ function parseFlags(args: readonly string[]): Flags | 'help' | 'version' {
     const arg = args[i] as string;
     if (arg === '-h' || arg === '--help') return 'help';
     if (arg === '-v' || arg === '--version') return 'version';
+    if (Object.hasOwn(SWITCHES, arg)) {
+      flags[SWITCHES[arg as keyof typeof SWITCHES]] = true;
+      continue;
+    }
     const eq = arg.indexOf('=');
     const name = eq === -1 ? arg : arg.slice(0, eq);
     if (!Object.hasOwn(FLAGS, name)) {
@@ -194,7 +205,13 @@ function resolveConfig(flags: Flags, env: EnvLookup, origin: Origin): Config {
       connectionsText === undefined ? TRANSPORT_LIMITS.maxConnections : parseWhole('connection limit', connectionsText, 1, origin(undefined, 'MAX_CONNECTIONS')),
     ...(corsOrigins.length > 0 && { corsOrigins }),
     ...(metricsPort !== undefined && { metrics: { port: parsePort(metricsPort, origin('metricsPort', 'METRICS_PORT')), host: flags.metricsHost ?? env('METRICS_HOST') ?? DEFAULTS.metricsHost } }),
+    ui: flags.noUi !== true && parseOnOff('built-in page setting', env('UI') ?? 'on', origin(undefined, 'UI')),
   };
+}
+
+function parseOnOff(what: string, text: string, from: string): boolean {
+  if (text !== 'on' && text !== 'off') throw new ConfigError(`invalid ${what} ${JSON.stringify(text)} (${from}): expected on or off`);
+  return text === 'on';
 }
 
 function parsePort(text: string, from: string): number {

@@ -40,7 +40,8 @@ export function writeEnvelope(
  * A JSON body with the headers every answer carries; `cache-control` is `no-store` unless the
  * answer names its own (GET /openapi.json, which may be cached and revalidated). Only GET /openapi.json sends one without the
  * envelope: tools that read OpenAPI documents expect the document itself at its URL. Answers made
- * ahead of time pass their envelope already encoded (see `Reply.body`).
+ * ahead of time pass their envelope already encoded (see `Reply.body`). The built-in page (`GET /`
+ * and its assets) names its own `content-type` too: the one answer that is not JSON.
  */
 export function writeJson(
   res: ServerResponse,
@@ -53,7 +54,7 @@ export function writeJson(
   // A flat [name, value, …] list: Node serializes it as is, with no object to build or walk.
   const headers: (string | number)[] = [
     'content-type',
-    CONTENT_TYPE,
+    extraHeaders?.['content-type'] ?? CONTENT_TYPE,
     'content-length',
     streamed === undefined ? Buffer.byteLength(body as string | Buffer) : streamed.length,
     'cache-control',
@@ -64,7 +65,7 @@ export function writeJson(
     requestId,
   ];
   if (extraHeaders !== undefined) {
-    for (const name in extraHeaders) if (name !== 'cache-control') headers.push(name, extraHeaders[name] as string);
+    for (const name in extraHeaders) if (name !== 'cache-control' && name !== 'content-type') headers.push(name, extraHeaders[name] as string);
   }
   res.writeHead(status, headers);
   if (streamed === undefined) res.end(body as string | Buffer);

@@ -44,12 +44,13 @@ export interface StreamedBody {
 }
 
 /**
- * A JSON answer sent without the envelope: GET /openapi.json alone, since tools that read OpenAPI
- * documents expect the document itself at its URL (or a 304 when the client's copy is current).
+ * An answer sent without the envelope: GET /openapi.json, since tools that read OpenAPI documents
+ * expect the document itself at its URL, and the built-in page and its assets (which name their
+ * own `content-type`); or a 304 when the client's copy is current.
  */
 export interface DocumentReply {
   readonly status: 200 | 304;
-  readonly body: string;
+  readonly body: string | Buffer;
   readonly headers?: Readonly<Record<string, string>>;
   readonly message?: undefined;
 }

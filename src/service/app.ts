@@ -14,6 +14,8 @@ import { silentLogger, type Logger } from '../log.ts';
 import type { CatalogueMetrics } from '../metrics/catalogue-metrics.ts';
 import { InvalidBookError } from '../model/valid-book.ts';
 import type { BookStore } from '../store/book-store.ts';
+import { loadUiAssets } from '../ui/assets.ts';
+import { uiRoutes } from '../ui/routes.ts';
 import { documentMountedAt } from './openapi-document.ts';
 import { ROUTE_TABLE, type ServiceDeps } from './route-table.ts';
 
@@ -44,6 +46,8 @@ export interface AppOptions {
   mountPath?: string;
   /** Where requests, logins, token refusals and connections are counted (see `createMetrics`); default: nowhere. */
   metrics?: CatalogueMetrics;
+  /** Serve the built-in page at `GET /` (and its assets under `/ui/`); default false. */
+  ui?: boolean;
 }
 
 /** A `(req, res)` handler for any `node:http` or `node:https` server. */
@@ -106,7 +110,9 @@ export function createApp(options: AppOptions): App {
     isDraining: () => app.draining,
     openApiDocument: documentMountedAt(options.mountPath),
   };
-  const router = new Router<BoundRoute>(ROUTE_TABLE.map((r) => ({ method: r.method, pattern: r.pattern, auth: r.auth, handle: r.handler(deps) })));
+  // The page's routes come after the API's: they add nothing to the cost of matching the others.
+  const table = options.ui === true ? [...ROUTE_TABLE, ...uiRoutes(loadUiAssets())] : ROUTE_TABLE;
+  const router = new Router<BoundRoute>(table.map((r) => ({ method: r.method, pattern: r.pattern, auth: r.auth, handle: r.handler(deps) })));
   const authorize = createAuthorizer({ keys, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });
   const cors = createCors(options.corsOrigins ?? []);
   const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining, answerFault, requests: options.metrics?.requests });

@@ -26,6 +26,8 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
       'except GET /openapi.json. Checks run in this order: route (404 `Not found`, then 405 `Method not allowed` ' +
       'with Allow), token (401), {id} (400), body. Bodies over 64 KiB: 413. With CORS_ORIGINS set, an allowed ' +
       'origin\'s preflight (OPTIONS) gets 200 `OK` with the Access-Control-Allow-* headers. ' +
+      'GET / is the built-in web page (text/html, not an envelope; its scripts and style under /ui/{version}/), ' +
+      'served by the command line unless UI=off or --no-ui, and by the library only with ui: true; when off, / is 404. ' +
       'The rules behind every answer: docs/contract.md in the repository.',
   },
   servers: [{ url: DEFAULT_SERVER_URL, description: 'Where this document is served from: the catalogue\'s own base URL.' }],

@@ -1,0 +1,190 @@
+import { call, type Book } from './api.ts';
+import { byId, element, say } from './dom.ts';
+
+/** Never more rows than this at once (the issue's bound); `limit` on GET /books. */
+export const PAGE_SIZE = 100;
+/** Adding a book walks forward page by page to the one that holds it, this far at most. */
+const MAX_WALK = 50;
+
+export interface RowActions {
+  edit(book: Book, button: HTMLButtonElement): void;
+  remove(book: Book, button: HTMLButtonElement): void;
+}
+
+const rowsBody = byId('rows', HTMLTableSectionElement);
+const summary = byId('summary', HTMLElement);
+const pageInfo = byId('page-info', HTMLElement);
+const prevButton = byId('prev', HTMLButtonElement);
+const nextButton = byId('next', HTMLButtonElement);
+
+/**
+ * Keyset pages (GET /books?limit&after[&q]): `cursors[i]` is the `after` of page i, so Previous
+ * is exact even while others add and delete, and a deep page costs the service what the first does.
+ */
+let cursors = [0];
+let query = '';
+let nextAfter: number | undefined;
+let total = 0;
+let shown: Book[] = [];
+let highlighted: number | undefined;
+/** Answers to an older request (typing fast, clicking twice) are dropped. */
+let generation = 0;
+let actions: RowActions | undefined;
+
+export function setRowActions(handlers: RowActions): void {
+  actions = handlers;
+}
+
+function pageUrl(after: number): string {
+  const params = new URLSearchParams({ limit: String(PAGE_SIZE), after: String(after) });
+  if (query !== '') params.set('q', query);
+  return `books?${params}`;
+}
+
+/** RFC 8288 `Link: <…>; rel="next"`: the next page's `after`, when more books follow. */
+function nextCursor(link: string | null): number | undefined {
+  const match = link === null ? null : /<([^>]*)>\s*;\s*rel="?next"?/.exec(link);
+  if (match === null) return undefined;
+  const after = new URL(match[1] as string, location.href).searchParams.get('after');
+  return after !== null && /^\d+$/.test(after) ? Number(after) : undefined;
+}
+
+async function fetchPage(after: number): Promise<{ books: Book[]; next: number | undefined; total: number } | string> {
+  const answer = await call<Book[] | null>('GET', pageUrl(after));
+  if (answer.status !== 200 || !Array.isArray(answer.data)) return answer.message;
+  const count = Number(answer.headers.get('x-total-count'));
+  return { books: answer.data, next: nextCursor(answer.headers.get('link')), total: Number.isSafeInteger(count) ? count : answer.data.length };
+}
+
+/** Loads the page at the top of `cursors`; false when an error was shown instead. */
+async function load(): Promise<boolean> {
+  const mine = ++generation;
+  const page = await fetchPage(cursors[cursors.length - 1] as number);
+  if (mine !== generation) return false;
+  if (typeof page === 'string') {
+    say(summary, page);
+    return false;
+  }
+  shown = page.books;
+  nextAfter = page.next;
+  total = page.total;
+  if (shown.length === 0 && cursors.length > 1) {
+    // The page emptied (its books were deleted): show the one before it.
+    cursors.pop();
+    return load();
+  }
+  render();
+  return true;
+}
+
+function render(): void {
+  const rows = shown.map((book) => row(book));
+  rowsBody.replaceChildren(...rows);
+  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+  const page = cursors.length;
+  say(pageInfo, `Page ${page} of ${Math.max(page, pages)}`);
+  const found = query === '' ? `${total} ${total === 1 ? 'book' : 'books'}` : `${total} ${total === 1 ? 'book matches' : 'books match'} “${query}”`;
+  const first = shown[0];
+  const last = shown[shown.length - 1];
+  say(summary, first === undefined || last === undefined ? `${found}.` : `${found}; showing ids ${first.id}–${last.id}.`);
+  prevButton.disabled = cursors.length === 1;
+  nextButton.disabled = nextAfter === undefined;
+}
+
+function row(book: Book): HTMLTableRowElement {
+  const tr = element('tr');
+  tr.dataset.id = String(book.id);
+  const titleCell = element('td', book.title);
+  titleCell.id = `title-${book.id}`;
+  titleCell.dataset.label = 'Title';
+  const cells = [element('td', String(book.id)), titleCell, element('td', book.author), element('td', String(book.year))];
+  cells[0]?.setAttribute('data-label', 'Id');
+  cells[2]?.setAttribute('data-label', 'Author');
+  cells[3]?.setAttribute('data-label', 'Year');
+  const buttons = element('td', '', 'actions');
+  const edit = element('button', 'Edit', 'secondary');
+  const remove = element('button', 'Delete', 'secondary');
+  for (const button of [edit, remove]) {
+    button.type = 'button';
+    // The name stays "Edit"/"Delete"; the title is read as its description.
+    button.setAttribute('aria-describedby', titleCell.id);
+  }
+  edit.addEventListener('click', () => actions?.edit(book, edit));
+  remove.addEventListener('click', () => actions?.remove(book, remove));
+  buttons.append(edit, remove);
+  tr.append(...cells, buttons);
+  if (book.id === highlighted) {
+    tr.className = 'highlight';
+    tr.setAttribute('aria-current', 'true');
+  }
+  return tr;
+}
+
+/** From the first page, with `text` as the search (empty: every book). */
+export function search(text: string): Promise<boolean> {
+  query = text;
+  cursors = [0];
+  highlighted = undefined;
+  return load();
+}
+
+export function reload(): Promise<boolean> {
+  return load();
+}
+
+export async function next(): Promise<void> {
+  if (nextAfter === undefined) return;
+  cursors.push(nextAfter);
+  highlighted = undefined;
+  await load();
+}
+
+export async function previous(): Promise<void> {
+  if (cursors.length === 1) return;
+  cursors.pop();
+  highlighted = undefined;
+  await load();
+}
+
+/**
+ * Moves to the page that holds book `id` and highlights it: forward along the pages (a new book
+ * has the largest id, so it is on the last one), at most MAX_WALK pages; further than that, to a
+ * page that starts with it, whose Previous leads back to the first page.
+ */
+export async function show(id: number, searchText: string): Promise<void> {
+  query = searchText;
+  if (cursors.length > 1 && (cursors[cursors.length - 1] as number) >= id) cursors = [0];
+  highlighted = id;
+  for (let hop = 0; hop < MAX_WALK; hop++) {
+    if (!(await load())) return;
+    if (shown.some((book) => book.id === id) || nextAfter === undefined || (shown[shown.length - 1]?.id ?? 0) > id) break;
+    cursors.push(nextAfter);
+  }
+  if (!shown.some((book) => book.id === id)) {
+    cursors = [0, id - 1];
+    await load();
+  }
+  rowsBody.querySelector('tr.highlight')?.scrollIntoView({ block: 'nearest' });
+}
+
+/** Forgets every book shown (signing out). */
+export function clear(): void {
+  generation++;
+  shown = [];
+  cursors = [0];
+  query = '';
+  rowsBody.replaceChildren();
+  say(summary, '');
+  say(pageInfo, '');
+}
+
+/** The book with this id among the rows shown, if any. */
+export function shownBook(id: number): Book | undefined {
+  return shown.find((book) => book.id === id);
+}
+
+export function focusRowButton(id: number, which: 'Edit' | 'Delete'): boolean {
+  const button = [...rowsBody.querySelectorAll<HTMLButtonElement>(`tr[data-id="${id}"] button`)].find((b) => b.textContent === which);
+  button?.focus();
+  return button !== undefined;
+}
