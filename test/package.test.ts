@@ -55,8 +55,11 @@ describe('the package: npm pack, then an offline install into a fresh project', 
   it('the tarball holds dist/ with a declaration per module and the bin with its shebang, and nothing from test/, data/ or .env', async () => {
     const files = tarFiles(await readFile(tarball));
     const paths = [...files.keys()].map((p) => p.replace(/^package\//, ''));
-    for (const required of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/main.js', 'docs/book-catalogue.service']) assert.ok(paths.includes(required), required);
-    for (const js of paths.filter((p) => p.endsWith('.js'))) assert.ok(paths.includes(js.replace(/\.js$/, '.d.ts')), `declarations for ${js}`);
+    for (const required of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/main.js', 'docs/book-catalogue.service', 'dist/public/index.html', 'dist/public/main.js', 'dist/public/style.css']) {
+      assert.ok(paths.includes(required), required);
+    }
+    // dist/public holds the built-in page's browser scripts: nothing imports them from Node.
+    for (const js of paths.filter((p) => p.endsWith('.js') && !p.startsWith('dist/public/'))) assert.ok(paths.includes(js.replace(/\.js$/, '.d.ts')), `declarations for ${js}`);
     assert.match(files.get('package/dist/main.js')?.toString('utf8') ?? '', /^#!\/usr\/bin\/env node\n/);
     const stray = paths.filter((p) => /^(test|data|src|bench|fuzz|node_modules)\/|(^|\/)\.env|\.tgz$/.test(p));
     assert.deepEqual(stray, []);
