@@ -187,6 +187,7 @@ describe('the built-in page in Debian chromium', needs('chromium'), () => {
     assert.equal(((await api('GET', '/book/251')).json.data as ApiBook).author, 'New Author', 'nothing was overwritten');
     await page.click('#conflict-reapply');
     await dialogClosed('edit-dialog');
+    await page.waitFor(`document.querySelector('#rows tr[data-id="251"] td:nth-child(3)').textContent === 'My Author'`);
     assert.deepEqual((await api('GET', '/book/251')).json.data, { id: 251, title: 'A renamed book', author: 'My Author', year: 2024 });
 
     await clickRowButton(251, 'Edit');

@@ -77,9 +77,35 @@ async function load(): Promise<boolean> {
   return true;
 }
 
+/** Rows already on screen, by what they show: a reload that changes nothing touches no element. */
+let rendered = new Map<string, HTMLTableRowElement>();
+
+function rowKey(book: Book): string {
+  return JSON.stringify([book.id, book.title, book.author, book.year, book.id === highlighted]);
+}
+
+/**
+ * Reuses the row of every book that did not change and moves nothing that stays in place, so a
+ * reload (a live update, a save) never pulls a button away from under a click or the focus.
+ */
+function syncRows(): void {
+  const next = new Map<string, HTMLTableRowElement>();
+  const rows = shown.map((book) => {
+    const key = rowKey(book);
+    const tr = rendered.get(key) ?? row(book);
+    next.set(key, tr);
+    return tr;
+  });
+  rows.forEach((tr, i) => {
+    const here = rowsBody.children[i];
+    if (here !== tr) rowsBody.insertBefore(tr, here ?? null);
+  });
+  while (rowsBody.children.length > rows.length) rowsBody.lastElementChild?.remove();
+  rendered = next;
+}
+
 function render(): void {
-  const rows = shown.map((book) => row(book));
-  rowsBody.replaceChildren(...rows);
+  syncRows();
   const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
   const page = cursors.length;
   say(pageInfo, `Page ${page} of ${Math.max(page, pages)}`);
@@ -173,6 +199,7 @@ export function clear(): void {
   shown = [];
   cursors = [0];
   query = '';
+  rendered = new Map();
   rowsBody.replaceChildren();
   say(summary, '');
   say(pageInfo, '');
