@@ -81,7 +81,8 @@ function endEdit(): void {
   if (editDialog.open) editDialog.close();
 }
 
-export async function startEdit(book: Book, opener: HTMLButtonElement): Promise<void> {
+/** Escape or Cancel: the dialog gives the focus back to the row's Edit button by itself. */
+export async function startEdit(book: Book): Promise<void> {
   const answer = await call<Book | null>('GET', `book/${book.id}`);
   const etag = answer.headers.get('etag');
   if (answer.status !== 200 || answer.data === null || etag === null) {
@@ -95,13 +96,6 @@ export async function startEdit(book: Book, opener: HTMLButtonElement): Promise<
   endEdit();
   editDialog.showModal();
   editTitle.focus();
-  editDialog.addEventListener(
-    'close',
-    () => {
-      if (!focusRowButton(book.id, 'Edit') && opener.isConnected) opener.focus();
-    },
-    { once: true },
-  );
 }
 
 /** PUT with If-Match: on 412 nothing was written, and the person sees the current version and decides. */
@@ -115,6 +109,7 @@ async function save(): Promise<void> {
     endEdit();
     await show(book.id, search.value);
     say(live, `Saved “${book.title}”.`);
+    focusRowButton(book.id, 'Edit');
     return;
   }
   if (answer.status !== 412) {
@@ -142,8 +137,9 @@ byId('conflict-reapply', HTMLButtonElement).addEventListener('click', () => {
   void save();
 });
 byId('conflict-discard', HTMLButtonElement).addEventListener('click', () => {
+  const id = editing?.id;
   endEdit();
-  void reload();
+  void reload().then(() => id !== undefined && focusRowButton(id, 'Edit'));
 });
 
 let deleting: Book | undefined;

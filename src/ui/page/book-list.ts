@@ -7,8 +7,8 @@ export const PAGE_SIZE = 100;
 const MAX_WALK = 50;
 
 export interface RowActions {
-  edit(book: Book, button: HTMLButtonElement): void;
-  remove(book: Book, button: HTMLButtonElement): void;
+  edit(book: Book): void;
+  remove(book: Book): void;
 }
 
 const rowsBody = byId('rows', HTMLTableSectionElement);
@@ -135,8 +135,8 @@ function row(book: Book): HTMLTableRowElement {
     // The name stays "Edit"/"Delete"; the title is read as its description.
     button.setAttribute('aria-describedby', titleCell.id);
   }
-  edit.addEventListener('click', () => actions?.edit(book, edit));
-  remove.addEventListener('click', () => actions?.remove(book, remove));
+  edit.addEventListener('click', () => actions?.edit(book));
+  remove.addEventListener('click', () => actions?.remove(book));
   buttons.append(edit, remove);
   tr.append(...cells, buttons);
   if (book.id === highlighted) {

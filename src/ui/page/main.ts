@@ -15,7 +15,7 @@ const searchInput = byId('search', HTMLInputElement);
 const live = byId('live', HTMLElement);
 
 setRowActions({
-  edit: (book, button) => void startEdit(book, button),
+  edit: (book) => void startEdit(book),
   remove: (book) => startDelete(book),
 });
 
