@@ -217,6 +217,22 @@ describe('metrics: route labels stay bounded under a scan of random paths', () =
   });
 });
 
+describe('metrics: book_catalogue_event_streams', () => {
+  it('is absent until a stream source is attached, then read at every scrape', () => {
+    const metrics = createMetrics();
+    try {
+      assert.doesNotMatch(metrics.registry.expose(), /book_catalogue_event_streams/);
+      let open = 3;
+      metrics.watchEventStreams(() => open);
+      assert.match(metrics.registry.expose(), /^# TYPE book_catalogue_event_streams gauge\nbook_catalogue_event_streams 3$/m);
+      open = 0;
+      assert.match(metrics.registry.expose(), /^book_catalogue_event_streams 0$/m);
+    } finally {
+      metrics.close();
+    }
+  });
+});
+
 describe('metrics: the store', () => {
   it('a compaction moves the compaction counter and its duration histogram', async () => {
     const o = await startObserved({ storeOptions: { compaction: { minBytes: 1, ratio: 0 } } });
