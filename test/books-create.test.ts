@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ioError, recordingFs } from './helpers/recording-fs.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 
 describe('POST /book (docs/contract.md, "Books")', () => {
@@ -34,15 +35,31 @@ describe('POST /book (docs/contract.md, "Books")', () => {
   });
 
   it('ids are assigned 1, 2, 3, … in creation order; a refused create uses no id', async () => {
-    const fresh = await startApp();
+    // Each refused create reaches the store: the one after each success fails at its fdatasync, so
+    // the store has given it an id and must take it back (the journal is cut back, nextId too).
+    const rec = recordingFs();
+    let failNext = false;
+    rec.hooks.datasync = (file) => {
+      if (failNext && file.startsWith('journal')) {
+        failNext = false;
+        throw ioError('EIO');
+      }
+    };
+    const fresh = await startApp({ storeOptions: { fs: rec.fs } });
     try {
       const ids: number[] = [];
       for (const title of ['a', 'b', 'c']) {
         const res = await fresh.request('POST', '/book', { body: { title, author: 'x', year: 2000 } });
         ids.push((res.json.data as { id: number }).id);
         await fresh.request('POST', '/book', { body: { title, author: 'x', year: 'nope' } });
+        failNext = true;
+        const refused = await fresh.request('POST', '/book', { body: { title: `${title} again`, author: 'x', year: 2000 } });
+        assert.equal(refused.status, 500, 'the store refused it');
+        assert.equal(failNext, false, 'the refused create reached the fdatasync');
       }
       assert.deepEqual(ids, [1, 2, 3]);
+      const later = await fresh.request('POST', '/book', { body: { title: 'd', author: 'x', year: 2000 } });
+      assert.equal((later.json.data as { id: number }).id, 4);
     } finally {
       await fresh.close();
     }

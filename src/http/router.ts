@@ -56,13 +56,13 @@ export class Router<R extends Routable> {
   match(method: string, path: string): Match<R> {
     if (path.length > 1 && path.charCodeAt(path.length - 1) === 47 /* / */) path = path.slice(0, -1);
     let compiled = this.#static.get(path);
-    let values: readonly string[] = [];
+    let params: Params = NO_PARAMS;
     if (compiled === undefined) {
       for (const candidate of this.#paths) {
-        const found = matchSegments(candidate.segments, path);
+        const found = matchSegments(candidate, path);
         if (found !== null) {
           compiled = candidate;
-          values = found;
+          params = found;
           break;
         }
       }
@@ -70,7 +70,7 @@ export class Router<R extends Routable> {
     }
     const route = compiled.routes.get(method === 'HEAD' ? 'GET' : method);
     if (route === undefined) return { kind: 'method', allow: compiled.allow, pattern: compiled.pattern };
-    return { kind: 'found', route, params: values.length === 0 ? NO_PARAMS : named(compiled.names, values), pattern: compiled.pattern };
+    return { kind: 'found', route, params, pattern: compiled.pattern };
   }
 
   #add(route: R): void {
@@ -91,16 +91,12 @@ export class Router<R extends Routable> {
   }
 }
 
-function named(names: readonly string[], values: readonly string[]): Params {
-  const params: Record<string, string> = {};
-  for (let i = 0; i < names.length; i++) params[names[i] as string] = values[i] as string;
-  return params;
-}
 
-/** Walks the path once, without splitting it: the parameter values, or null for no match. */
-function matchSegments(segments: readonly (string | null)[], path: string): string[] | null {
+/** Walks the path once, without splitting it: the parameters by name, or null for no match. */
+function matchSegments({ segments, names }: { segments: readonly (string | null)[]; names: readonly string[] }, path: string): Params | null {
   if (path.charCodeAt(0) !== 47) return null;
-  const params: string[] = [];
+  let params: Record<string, string> | undefined;
+  let named = 0;
   let pos = 1;
   for (let i = 0; i < segments.length; i++) {
     if (pos > path.length) return null;
@@ -109,11 +105,11 @@ function matchSegments(segments: readonly (string | null)[], path: string): stri
     const literal = segments[i] as string | null;
     if (literal === null) {
       if (end === pos) return null;
-      params.push(path.slice(pos, end));
+      (params ??= {})[names[named++] as string] = path.slice(pos, end);
     } else if (end - pos !== literal.length || !path.startsWith(literal, pos)) {
       return null;
     }
     pos = end + 1;
   }
-  return pos === path.length + 1 ? params : null;
+  return pos === path.length + 1 ? (params ?? NO_PARAMS) : null;
 }
