@@ -21,17 +21,20 @@ export function sendStreamed(res: ServerResponse, body: StreamedBody): void {
     return;
   }
   let chunks: Iterator<string> | undefined = body.chunks();
+  // One piece ahead, so the last goes out with `end`: a small body is then one write, as before.
+  let ahead = chunks.next();
   const write = (): void => {
     let budget = TURN_BUDGET;
-    while (chunks !== undefined) {
-      const next = chunks.next();
-      if (next.done === true) {
+    while (chunks !== undefined && ahead.done !== true) {
+      const piece = ahead.value;
+      ahead = chunks.next();
+      if (ahead.done === true) {
         chunks = undefined;
-        res.end();
+        res.end(piece);
         return;
       }
-      budget -= next.value.length;
-      if (!res.write(next.value)) {
+      budget -= piece.length;
+      if (!res.write(piece)) {
         res.once('drain', write);
         return;
       }
@@ -40,6 +43,7 @@ export function sendStreamed(res: ServerResponse, body: StreamedBody): void {
         return;
       }
     }
+    if (chunks !== undefined) res.end();
   };
   res.once('close', () => {
     chunks = undefined;
