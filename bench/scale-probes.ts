@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { LatencyHistogram } from './histogram.ts';
+import { fork } from 'node:child_process';
+import type { LatencySummary } from './histogram.ts';
 
 /** A process's resident set size in MB, from /proc; 0 where /proc is missing. */
 export function rssMb(pid: number | undefined): number {
@@ -62,24 +63,22 @@ export function timed(port: number, method: string, path: string, headers: Recor
 }
 
 /**
- * GET /healthz back to back until stopped: its latency is what every other client waits for
- * while the service is busy, so its maximum is the longest event-loop stall seen from outside.
+ * GET /healthz back to back until stopped, from its own process (bench/scale-pinger.ts): its
+ * latency is what every other client waits for while the service is busy, so its maximum is the
+ * longest event-loop stall seen from outside.
  */
-export function healthPinger(port: number): { stop(): Promise<LatencyHistogram> } {
-  const histogram = new LatencyHistogram();
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const res = await timed(port, 'GET', '/healthz', {});
-      histogram.record(res.totalMs * 1000);
-      await new Promise((r) => setTimeout(r, 2));
-    }
-  })();
+export async function healthPinger(port: number): Promise<{ stop(): Promise<LatencySummary> }> {
+  const child = fork(new URL('./scale-pinger.ts', import.meta.url), { execArgv: ['--import', 'tsx'] });
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`pinger exited with code ${code} before reporting`))));
+  const next = (): Promise<unknown> => Promise.race([new Promise((resolve) => child.once('message', resolve)), exited]);
+  const ready = next();
+  child.send({ port });
+  await ready;
   return {
-    stop: async () => {
-      running = false;
-      await loop;
-      return histogram;
+    stop: () => {
+      const summary = next() as Promise<LatencySummary>;
+      child.send('stop');
+      return summary;
     },
   };
 }

@@ -116,18 +116,18 @@ async function measure(books: number, workDir: string): Promise<Figures> {
     }
 
     // 4 clients list and 1 writes for DURATION_MS while /healthz is timed.
-    const pinger = healthPinger(port);
+    const pinger = await healthPinger(port);
     const until = performance.now() + DURATION_MS;
     const [writes] = await Promise.all([repeat(until, write), ...[1, 2, 3, 4].map(() => repeat(until, () => timed(port, 'GET', '/books', auth)))]);
-    const health = (await pinger.stop()).summary();
+    const health = await pinger.stop();
 
     // A keyset page from the middle, and a search, each timed sequentially.
     const pages: number[] = [];
     for (let i = 0; i < 200; i++) pages.push((await timed(port, 'GET', `/books?limit=100&after=${Math.floor(books / 2) + (i % 50)}`, auth)).totalMs);
-    const searchPinger = healthPinger(port);
+    const searchPinger = await healthPinger(port);
     const searches: number[] = [];
     for (let i = 0; i < Math.max(5, Math.min(20, 20_000_000 / books)); i++) searches.push((await timed(port, 'GET', `/books?q=${SEARCH}&limit=100`, auth)).totalMs);
-    const searchStallMs = (await searchPinger.stop()).summary().maxMs;
+    const searchStallMs = (await searchPinger.stop()).maxMs;
 
     // Readers that ask for the list after a write and never read it.
     const stalled = [];
