@@ -6,7 +6,7 @@ import type { StreamedBody } from './route.ts';
  * take megabytes as fast as they are written; without a cap one answer would hold the loop for
  * its whole length and stall every other client.
  */
-const TURN_BUDGET = 1 << 20;
+const TURN_BUDGET = 1 << 18;
 
 /**
  * Writes a body after its headers, one piece at a time: waits for 'drain' whenever the socket's
