@@ -1,5 +1,5 @@
 import { call, type Book, type BookFields } from './api.ts';
-import { focusRowButton, reload, show } from './book-list.ts';
+import { focusEditButton, reload, show } from './book-list.ts';
 import { byId, element, say } from './dom.ts';
 
 const addForm = byId('add-form', HTMLFormElement);
@@ -109,7 +109,7 @@ async function save(): Promise<void> {
     endEdit();
     await show(book.id, search.value);
     say(live, `Saved “${book.title}”.`);
-    focusRowButton(book.id, 'Edit');
+    focusEditButton(book.id);
     return;
   }
   if (answer.status !== 412) {
@@ -139,7 +139,7 @@ byId('conflict-reapply', HTMLButtonElement).addEventListener('click', () => {
 byId('conflict-discard', HTMLButtonElement).addEventListener('click', () => {
   const id = editing?.id;
   endEdit();
-  void reload().then(() => id !== undefined && focusRowButton(id, 'Edit'));
+  void reload().then(() => id !== undefined && focusEditButton(id));
 });
 
 let deleting: Book | undefined;

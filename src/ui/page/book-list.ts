@@ -2,7 +2,7 @@ import { call, type Book } from './api.ts';
 import { byId, element, say } from './dom.ts';
 
 /** Never more rows than this at once (the issue's bound); `limit` on GET /books. */
-export const PAGE_SIZE = 100;
+const PAGE_SIZE = 100;
 /** Adding a book walks forward page by page to the one that holds it, this far at most. */
 const MAX_WALK = 50;
 
@@ -205,13 +205,7 @@ export function clear(): void {
   say(pageInfo, '');
 }
 
-/** The book with this id among the rows shown, if any. */
-export function shownBook(id: number): Book | undefined {
-  return shown.find((book) => book.id === id);
-}
-
-export function focusRowButton(id: number, which: 'Edit' | 'Delete'): boolean {
-  const button = [...rowsBody.querySelectorAll<HTMLButtonElement>(`tr[data-id="${id}"] button`)].find((b) => b.textContent === which);
-  button?.focus();
-  return button !== undefined;
+/** After an edit ends, the focus goes back to where it started: the book's Edit button. */
+export function focusEditButton(id: number): void {
+  rowsBody.querySelector<HTMLButtonElement>(`tr[data-id="${id}"] button`)?.focus();
 }

@@ -12,7 +12,7 @@ let waiting: (() => void)[] = [];
 let signedIn = false;
 
 /** 429: when the service will take another try (Retry-After, RFC 9110 §10.2.3, in seconds). */
-export function retryText(retryAfter: string | null, now = Date.now()): string {
+function retryText(retryAfter: string | null, now = Date.now()): string {
   const seconds = retryAfter !== null && /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined;
   if (seconds === undefined) return 'Try again later.';
   const at = new Date(now + seconds * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
