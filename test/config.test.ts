@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { parseCommand, type Config, type ConfigSources } from '../src/cli/command.ts';
 import { ConfigError } from '../src/faults.ts';
@@ -22,23 +23,45 @@ describe('parseCommand (docs/contract.md, "Configuration")', () => {
     assert.equal(c.loginMaxFailures, 20);
   });
 
-  it('reads every setting from the environment', () => {
-    const c = config({
-      env: {
-        PORT: '9000',
-        HOST: '127.0.0.1',
-        DATA_DIR: '/srv/books',
-        LOG_LEVEL: 'warn',
-        SECRET_TOKEN: 's'.repeat(32),
-        AUTH_USERNAME: 'curator',
-        AUTH_PASSWORD: 'pw',
-        LOGIN_MAX_FAILURES: '5',
-      },
+  it('reads every setting from the environment', async () => {
+    const env = {
+      PORT: '9000',
+      HOST: '127.0.0.1',
+      DATA_DIR: '/srv/books',
+      LOG_LEVEL: 'warn',
+      SECRET_TOKEN: 's'.repeat(32),
+      SECRET_TOKEN_PREVIOUS: 'p'.repeat(32),
+      AUTH_USERNAME: 'curator',
+      AUTH_PASSWORD: 'pw',
+      LOGIN_MAX_FAILURES: '5',
+      MAX_CONNECTIONS: '7',
+      CORS_ORIGINS: 'https://app.example',
+      TLS_CERT_FILE: '/etc/cert.pem',
+      TLS_KEY_FILE: '/etc/key.pem',
+      METRICS_PORT: '9100',
+      METRICS_HOST: '::1',
+      UI: 'off',
+    };
+    // Every variable the parser reads is set here, so a new one cannot be skipped.
+    const source = await readFile(new URL('../src/cli/command.ts', import.meta.url), 'utf8');
+    const read = new Set([...source.matchAll(/env\('([A-Z_]+)'\)/g)].map((m) => m[1] as string));
+    assert.deepEqual([...read].sort(), Object.keys(env).sort());
+    assert.deepEqual(config({ env }), {
+      port: 9000,
+      host: '127.0.0.1',
+      dataDir: '/srv/books',
+      logLevel: 'warn',
+      secretToken: 's'.repeat(32),
+      secretTokenPrevious: 'p'.repeat(32),
+      username: 'curator',
+      password: 'pw',
+      loginMaxFailures: 5,
+      tls: { certFile: '/etc/cert.pem', keyFile: '/etc/key.pem' },
+      maxConnections: 7,
+      corsOrigins: ['https://app.example'],
+      metrics: { port: 9100, host: '::1' },
+      ui: false,
     });
-    assert.deepEqual(
-      [c.port, c.host, c.dataDir, c.logLevel, c.secretToken, c.username, c.password, c.loginMaxFailures],
-      [9000, '127.0.0.1', '/srv/books', 'warn', 's'.repeat(32), 'curator', 'pw', 5],
-    );
   });
 
   it('reads every flag, as "--flag value" and as "--flag=value"', () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startApp, TEST_PASSWORD, TEST_USER, type TestApp } from './helpers/app.ts';
+import { verifyToken } from '../src/auth/jwt.ts';
+import { startApp, TEST_PASSWORD, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts';
 
 /**
  * The contract as data: each rule of the original specification (numbered as it numbers them:
@@ -21,6 +22,8 @@ interface Row {
   message: string;
   /** Expected data; errors always expect null. */
   data?: unknown;
+  /** For data that differs per run (a token): a check that throws when it is wrong. */
+  checkData?: (data: unknown) => void;
   /** The app to send it to: 'unsignable' cannot sign tokens, 'throttled' allows one failed login. */
   app?: 'unsignable' | 'throttled';
 }
@@ -28,15 +31,30 @@ interface Row {
 const LOGIN = { username: TEST_USER, password: TEST_PASSWORD };
 const DUNE = { title: 'Dune', author: 'Frank Herbert', year: 1965 };
 
+/** `{token}` and nothing else, a token the app's secret verifies, issued to the user who logged in. */
+function isIssuedToken(data: unknown): void {
+  assert.deepEqual(Object.keys(data as object), ['token']);
+  const claims = verifyToken((data as { token: string }).token, [Buffer.from(TEST_SECRET)], Date.now() / 1000);
+  assert.equal(claims.sub, TEST_USER);
+}
+
 const ROWS: Row[] = [
   { rule: '§4.1.1, §7', method: 'POST', path: '/token', condition: 'body cannot be parsed into a LoginRequest', rawBody: '{"username":1}', auth: 'none', status: 400, message: 'Invalid request payload' },
   { rule: '§4.1.2, §7', method: 'POST', path: '/token', condition: 'the password is wrong', body: { ...LOGIN, password: 'x' }, auth: 'none', status: 401, message: 'Invalid credentials' },
   { rule: '§4.1.2, §7', method: 'POST', path: '/token', condition: 'the username is wrong', body: { ...LOGIN, username: 'x' }, auth: 'none', status: 401, message: 'Invalid credentials' },
-  { rule: '§4.1.3', method: 'POST', path: '/token', condition: 'the credentials match', body: LOGIN, auth: 'none', status: 200, message: 'Token generated successfully' },
+  { rule: '§4.1.3', method: 'POST', path: '/token', condition: 'the credentials match', body: LOGIN, auth: 'none', status: 200, message: 'Token generated successfully', checkData: isIssuedToken },
   { rule: '§4.1.4, §7', method: 'POST', path: '/token', condition: 'signing the token fails', body: LOGIN, auth: 'none', status: 500, message: 'Could not generate token', app: 'unsignable' },
   { rule: '§4.2.1, §7', method: 'POST', path: '/book', condition: 'body cannot be parsed into a Book', body: { title: 'Dune' }, status: 400, message: 'Invalid input' },
   { rule: '§4.2.2', method: 'POST', path: '/book', condition: 'a valid Book', body: DUNE, status: 201, message: 'Book created successfully', data: { id: 3, ...DUNE } },
-  { rule: '§4.3', method: 'GET', path: '/books', condition: 'always', status: 200, message: 'Books retrieved successfully' },
+  {
+    rule: '§4.3',
+    method: 'GET',
+    path: '/books',
+    condition: 'always',
+    status: 200,
+    message: 'Books retrieved successfully',
+    data: [{ id: 1, title: 'one', author: 'a', year: 1 }, { id: 2, title: 'two', author: 'a', year: 1 }, { id: 3, ...DUNE }],
+  },
   { rule: '§4.4.1, §7', method: 'GET', path: '/book/99', condition: 'no book has that id', status: 404, message: 'Book not found' },
   { rule: '§4.4.2', method: 'GET', path: '/book/3', condition: 'the book exists', status: 200, message: 'Book retrieved successfully', data: { id: 3, ...DUNE } },
   { rule: '§4.5.1, §7', method: 'PUT', path: '/book/99', condition: 'no book has that id (before the body is read)', rawBody: '{bad', status: 404, message: 'Book not found' },
@@ -85,6 +103,7 @@ describe('the contract table (docs/contract.md, "Messages")', () => {
       assert.equal(res.json.message, row.message);
       if (row.status >= 400) assert.equal(res.json.data, null);
       else if (row.data !== undefined) assert.deepEqual(res.json.data, row.data);
+      row.checkData?.(res.json.data);
     });
   }
 });

@@ -166,6 +166,7 @@ describe('OpenAPI 3.1 document', () => {
       const res = await app.request(method, path.replace('{id}', '1'), { auth: false, ...(method === 'POST' || method === 'PUT' ? { body: {} } : {}) });
       if (operation.security.length === 0) {
         assert.notEqual(res.status, 401, `${method} ${path} is public`);
+        assert.ok(Object.hasOwn(operation.responses, String(res.status)), `${method} ${path} answered ${res.status}, which its operation documents`);
       } else {
         assert.equal(res.status, 401, `${method} ${path} is protected`);
         assert.deepEqual(operation.security, [{ rawToken: [] }, { bearer: [] }]);

@@ -86,7 +86,9 @@ describe('store durability over HTTP (injected file layer)', () => {
     rig.rec.hooks.datasync = () => held.promise;
     let answered = 0;
     const posts = Array.from({ length: 64 }, (_, i) => rig.call('POST', '/book', { ...DUNE, year: i }).finally(() => answered++));
-    while (rig.store.stats.queued < 63 && answered === 0) await new Promise((resolve) => setImmediate(resolve));
+    // Bounded: if the requests never queue up, the test fails here instead of spinning until its timeout.
+    for (let turn = 0; turn < 200_000 && rig.store.stats.queued < 63 && answered === 0; turn++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(rig.store.stats.queued, 63, 'the other 63 creates queued behind the held fdatasync');
     held.open();
     const answers = await Promise.all(posts);
     assert.ok(answers.every((a) => a.status === 201));
