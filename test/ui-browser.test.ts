@@ -264,7 +264,7 @@ describe('the built-in page in Debian chromium', needs('chromium'), () => {
       t.skip('this build has no change feed (GET /events)');
       return;
     }
-    await waitForText('live', /^Live:/);
+    await waitForText('feed-status', /^Live:/);
     const created = await api('POST', '/book', { title: 'Arrived live', author: 'Elsewhere', year: 2025 });
     const id = (created.json.data as ApiBook).id;
     await page.waitFor(`document.querySelector('#rows tr[data-id="${id}"] td:nth-child(2)')?.textContent === 'Arrived live'`);

@@ -8,7 +8,7 @@ const addAuthor = byId('add-author', HTMLInputElement);
 const addYear = byId('add-year', HTMLInputElement);
 const addError = byId('add-error', HTMLElement);
 const search = byId('search', HTMLInputElement);
-const live = byId('live', HTMLElement);
+const notice = byId('notice', HTMLElement);
 
 const editDialog = byId('edit-dialog', HTMLDialogElement);
 const editForm = byId('edit-form', HTMLFormElement);
@@ -52,7 +52,7 @@ addForm.addEventListener('submit', (event) => {
     addForm.reset();
     if (search.value !== '' && !matches(book, search.value)) search.value = '';
     await show(book.id, search.value);
-    say(live, `Added “${book.title}” (id ${book.id}); it is highlighted in the list.`);
+    say(notice, `Added “${book.title}” (id ${book.id}); it is highlighted in the list.`);
     addTitle.focus();
   })();
 });
@@ -86,7 +86,7 @@ export async function startEdit(book: Book): Promise<void> {
   const answer = await call<Book | null>('GET', `book/${book.id}`);
   const etag = answer.headers.get('etag');
   if (answer.status !== 200 || answer.data === null || etag === null) {
-    say(live, `${answer.message}: “${book.title}” could not be opened.`);
+    say(notice, `${answer.message}: “${book.title}” could not be opened.`);
     await reload();
     return;
   }
@@ -108,7 +108,7 @@ async function save(): Promise<void> {
     const book = answer.data;
     endEdit();
     await show(book.id, search.value);
-    say(live, `Saved “${book.title}”.`);
+    say(notice, `Saved “${book.title}”.`);
     focusEditButton(book.id);
     return;
   }
@@ -165,7 +165,7 @@ byId('delete-confirm', HTMLButtonElement).addEventListener('click', () => {
     }
     deleteDialog.close();
     await reload();
-    say(live, answer.status === 200 ? `Deleted “${book.title}”.` : `“${book.title}” was already deleted.`);
+    say(notice, answer.status === 200 ? `Deleted “${book.title}”.` : `“${book.title}” was already deleted.`);
     search.focus();
   })();
 });
@@ -174,6 +174,7 @@ byId('delete-confirm', HTMLButtonElement).addEventListener('click', () => {
 export function resetForms(): void {
   addForm.reset();
   say(addError, '');
+  say(notice, '');
   endEdit();
   if (deleteDialog.open) deleteDialog.close();
   editing = undefined;

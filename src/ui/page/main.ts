@@ -12,7 +12,7 @@ const LIVE_DEBOUNCE_MS = 150;
 const catalogue = byId('catalogue', HTMLElement);
 const signOutButton = byId('sign-out', HTMLButtonElement);
 const searchInput = byId('search', HTMLInputElement);
-const live = byId('live', HTMLElement);
+const feedStatus = byId('feed-status', HTMLElement);
 
 setRowActions({
   edit: (book) => void startEdit(book),
@@ -51,7 +51,7 @@ async function start(): Promise<void> {
   signOutButton.hidden = false;
   await search(searchInput.value);
   searchInput.focus();
-  follow(onChange, (isLive) => say(live, isLive ? 'Live: changes made elsewhere appear here as they happen.' : ''));
+  follow(onChange, (isLive) => say(feedStatus, isLive ? 'Live: changes made elsewhere appear here as they happen.' : ''));
 }
 
 signOutButton.addEventListener('click', () => {
@@ -60,7 +60,7 @@ signOutButton.addEventListener('click', () => {
   clear();
   resetForms();
   searchInput.value = '';
-  say(live, '');
+  say(feedStatus, '');
   void start();
 });
 
