@@ -181,6 +181,8 @@ describe('the limits are set explicitly', () => {
       connectionsCheckingIntervalMs: 1_000,
       maxHeaderBytes: 16 * 1024,
       maxConnections: 1024,
+      sendTimeoutMs: 30_000,
+      maxPipelinedRequests: 16,
     });
   });
 

@@ -1,7 +1,9 @@
 /**
  * docs/contract.md, "Transport": transport limits, enforced about every second. The connection cap
  * sits well above what idle clients can pin: a connection that sends nothing is closed after
- * `headersTimeoutMs`, an idle keep-alive one after `keepAliveTimeoutMs` (SECURITY.md).
+ * `headersTimeoutMs`, an idle keep-alive one after `keepAliveTimeoutMs`, one whose answer makes no
+ * progress (a client that stopped reading) after `sendTimeoutMs`, and one with more than
+ * `maxPipelinedRequests` requests waiting for their answers at once (SECURITY.md).
  */
 export const TRANSPORT_LIMITS = {
   headersTimeoutMs: 10_000,
@@ -10,6 +12,8 @@ export const TRANSPORT_LIMITS = {
   connectionsCheckingIntervalMs: 1_000,
   maxHeaderBytes: 16 * 1024,
   maxConnections: 1024,
+  sendTimeoutMs: 30_000,
+  maxPipelinedRequests: 16,
 } as const;
 
 /** TRANSPORT_LIMITS with every value overridable (ServerOptions.limits). */

@@ -3,6 +3,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { silentLogger, type Logger } from '../log.ts';
+import { ConnectionGuard } from './connection-guard.ts';
 import { watchConnections, type ConnectionEvents } from './connections.ts';
 import { deferContinue } from './continue.ts';
 import { TRANSPORT_LIMITS, type TransportLimits } from './limits.ts';
@@ -62,40 +63,46 @@ function isHttpError(code: string | undefined): boolean {
  * failures (a handshake that times out or is garbage) here too: there is no channel to answer
  * on, and a write would wait forever for a handshake that never completes, so those are dropped.
  */
-function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (!isHttpError(err.code) || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  // A later pipelined request failed to parse while the answer to an earlier, complete one is
-  // still on its way: writing now would replace that answer (a client would retry a write that
-  // succeeded). Node's own handler checks the same field. Let it finish, then close.
-  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (inFlight != null && inFlight.req.complete) {
-    inFlight.shouldKeepAlive = false;
-    inFlight.once('finish', () => socket.destroySoon());
-    return;
-  }
-  const answer =
-    err.code === 'HPE_HEADER_OVERFLOW'
-      ? rawEnvelope(ANSWERS.headersTooLarge, 'Request Header Fields Too Large')
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? rawEnvelope(ANSWERS.requestTimeout, 'Request Timeout')
-        : rawEnvelope(ANSWERS.badRequest, 'Bad Request');
-  socket.end(answer);
-  socket.destroySoon();
+function answerClientError(guard: ConnectionGuard): (err: NodeJS.ErrnoException, socket: Socket) => void {
+  return (err, socket) => {
+    // A later pipelined request failed to parse while the answer to an earlier, complete one is
+    // still on its way: writing now would replace that answer (a client would retry a write that
+    // succeeded). Node's own handler checks the same field. Let it finish, then close.
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (inFlight != null && inFlight.req.complete && isHttpError(err.code) && socket.writable) {
+      inFlight.shouldKeepAlive = false;
+      inFlight.once('finish', () => socket.destroySoon());
+      return;
+    }
+    guard.takeOver(socket);
+    if (!isHttpError(err.code) || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const answer =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? rawEnvelope(ANSWERS.headersTooLarge, 'Request Header Fields Too Large')
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? rawEnvelope(ANSWERS.requestTimeout, 'Request Timeout')
+          : rawEnvelope(ANSWERS.badRequest, 'Bad Request');
+    socket.end(answer);
+    socket.destroySoon();
+  };
 }
 
 /**
  * Node hands CONNECT to a 'connect' listener or silently drops the socket. Nothing is tunnelled
  * here, so the app answers it like any other method (404 or 405 in the envelope), then it closes.
+ * Node has taken its error listener and timeouts off the socket: the guard gives it its own.
  */
-function answerConnect(app: ServedApp): (req: IncomingMessage, socket: Duplex) => void {
-  return (req, socket) => {
+function answerConnect(app: ServedApp, guard: ConnectionGuard): (req: IncomingMessage, socket: Duplex) => void {
+  return (req, duplex) => {
+    const socket = duplex as Socket;
+    guard.takeOver(socket);
     const res = new ServerResponse(req);
     res.shouldKeepAlive = false;
-    res.assignSocket(socket as Socket);
-    res.on('finish', () => socket.end());
+    res.assignSocket(socket);
+    res.on('finish', () => socket.destroySoon());
     app(req, res);
   };
 }
@@ -104,6 +111,16 @@ function answerConnect(app: ServedApp): (req: IncomingMessage, socket: Duplex) =
 export function serveApp<A extends ServedApp>(app: A, options: TransportOptions = {}): AppServer<A> {
   const { tls, limits: overrides } = options;
   const limits: TransportLimits = { ...TRANSPORT_LIMITS, ...overrides };
+  const guard = new ConnectionGuard(
+    {
+      sendTimeoutMs: limits.sendTimeoutMs,
+      maxPipelinedRequests: limits.maxPipelinedRequests,
+      lingerMs: limits.keepAliveTimeoutMs,
+      checkIntervalMs: limits.connectionsCheckingIntervalMs,
+    },
+    options.logger ?? silentLogger,
+  );
+  const handler = guard.handler(app);
   const http: HttpServerOptions = {
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
@@ -114,7 +131,9 @@ export function serveApp<A extends ServedApp>(app: A, options: TransportOptions 
   };
   // A TLS handshake is part of getting the headers in; Node's own default would allow 120 s.
   const server =
-    tls === undefined ? createHttpServer(http, app) : createHttpsServer({ ...http, ...tls, handshakeTimeout: limits.headersTimeoutMs }, app);
+    tls === undefined ? createHttpServer(http, handler) : createHttpsServer({ ...http, ...tls, handshakeTimeout: limits.headersTimeoutMs }, handler);
+  server.on('connection', guard.watch);
+  server.on('close', () => guard.stop());
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxConnections = limits.maxConnections;
   watchConnections(server, {
@@ -123,30 +142,31 @@ export function serveApp<A extends ServedApp>(app: A, options: TransportOptions 
     maxConnections: limits.maxConnections,
     events: options.connectionEvents,
   });
-  server.on('clientError', answerClientError);
+  server.on('clientError', answerClientError(guard));
   // RFC 9110 §10.1.1: a server MAY ignore an expectation other than 100-continue; Node's default
   // is a bare 417 without the envelope, so the request is served as if it had none.
-  server.on('checkExpectation', app);
+  server.on('checkExpectation', handler);
   // 100-continue: Node would answer 100 at once; the app sends it only when it reads the body.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     deferContinue(req, res);
-    app(req, res);
+    handler(req, res);
   });
-  server.on('connect', answerConnect(app));
+  server.on('connect', answerConnect(app, guard));
   let closing: Promise<DrainResult> | undefined;
   return Object.assign(server, {
     app,
     shutdown(graceMs: number = SHUTDOWN_GRACE_MS): Promise<DrainResult> {
-      closing ??= drain(server, app, graceMs);
+      closing ??= drain(server, app, guard, graceMs);
       return closing;
     },
   });
 }
 
-async function drain(server: Server, app: ServedApp, graceMs: number): Promise<DrainResult> {
+async function drain(server: Server, app: ServedApp, guard: ConnectionGuard, graceMs: number): Promise<DrainResult> {
   app.draining = true;
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
+  guard.closeTakenOver();
   let abandoned = 0;
   // Idle connections were closed above and every answer since carried Connection: close, so a
   // connection still open at the deadline is one whose request has not been answered.
@@ -154,6 +174,8 @@ async function drain(server: Server, app: ServedApp, graceMs: number): Promise<D
     server.getConnections((err, count) => {
       abandoned = err === null ? count : 0;
       server.closeAllConnections();
+      // closeAllConnections knows only the sockets the HTTP layer still owns.
+      guard.closeAll();
     });
   }, graceMs);
   try {
