@@ -72,19 +72,25 @@ export const TOKEN_ROUTE = defineRoute({
     // A token is a pure function of (subject, iat), and only the configured subject logs in: the one
     // signed this second answers every login this second, so a login burst costs one HMAC a second.
     let issued = { iat: Number.NaN, data: '' };
-    return async ({ req }): Promise<Reply> => {
-      const clientAddress = req.socket.remoteAddress ?? '';
+    const refuseWhileThrottled = (clientAddress: string): void => {
       const wait = throttle.retryAfter(clientAddress);
       if (wait > 0) {
         onThrottled?.();
         throw refusal('tooManyLoginAttempts', { 'retry-after': String(wait) });
       }
+    };
+    return async ({ req }): Promise<Reply> => {
+      const clientAddress = req.socket.remoteAddress ?? '';
+      refuseWhileThrottled(clientAddress);
       const body = await readJsonObject(req, 'invalidRequestPayload');
       // Only JSON: a page on another origin cannot send it without a CORS preflight (docs/contract.md,
       // "Logins"). Checked after the body is read, so an oversized one is still 413 first.
       if (!isJsonMediaType(req.headers['content-type'])) throw refusal('invalidRequestPayload');
       const { username, password } = body;
       if (typeof username !== 'string' || typeof password !== 'string') throw refusal('invalidRequestPayload');
+      // Again, with nothing awaited between this check, the comparison and the count: logins whose
+      // headers all passed the check above before any body came must not each get a guess.
+      refuseWhileThrottled(clientAddress);
       if (!matches(username, password)) {
         throttle.recordFailure(clientAddress);
         onLoginFailed?.();
