@@ -22,15 +22,19 @@ export class InvalidBookError extends TypeError {
   }
 }
 
-function codePointLengthAtMost(text: string, max: number): boolean {
-  if (text.length <= max) return true;
+/**
+ * Well-formed Unicode (no lone surrogate: RFC 8259 §8.2, text must be valid Unicode to
+ * interoperate, and `jq` refuses the escapes) of at most `max` code points, in one pass.
+ */
+function wellFormedAtMost(text: string, max: number): boolean {
   let count = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    // A high surrogate followed by a low one is one code point.
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    if (c >= 0xd800 && c <= 0xdfff) {
+      // A high surrogate followed by a low one is one code point; any other surrogate is alone.
+      const next = c <= 0xdbff && i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
+      if (next < 0xdc00 || next > 0xdfff) return false;
+      i++;
     }
     if (++count > max) return false;
   }
@@ -38,7 +42,7 @@ function codePointLengthAtMost(text: string, max: number): boolean {
 }
 
 function checkText(value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '' || !codePointLengthAtMost(value, MAX_TEXT_LENGTH)) throw new InvalidBookError();
+  if (typeof value !== 'string' || value.trim() === '' || !wellFormedAtMost(value, MAX_TEXT_LENGTH)) throw new InvalidBookError();
   return value;
 }
 

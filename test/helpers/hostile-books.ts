@@ -20,6 +20,11 @@ export const BAD_TEXT: [string, string][] = [
   ['blank no-break space and ideographic space (trim() removes them)', '"\\u00a0\\u3000"'],
   ['1001 characters', JSON.stringify('a'.repeat(1001))],
   ['1001 emoji code points', JSON.stringify(EMOJI.repeat(1001))],
+  // RFC 8259 §8.2: not valid Unicode text (jq refuses it), so refused wherever a book is accepted.
+  ['a lone high surrogate', '"\\ud800"'],
+  ['a lone low surrogate', '"\\udc00"'],
+  ['a high surrogate at the end', '"Dune \\ud83d"'],
+  ['a surrogate pair in the wrong order', '"\\ude00\\ud83d"'],
 ];
 export const BAD_YEAR: [string, string][] = [
   ['missing', ''],
