@@ -72,6 +72,12 @@ describe('.env lines Node would skip silently are reported with their line numbe
     assert.deepEqual(malformedDotenvLines('A=`never closed\nnope'), [2], 'an unclosed quote is literal: the next line is read afresh');
   });
 
+  it('a malformed line does not swallow the setting under it (Node would read "FOO 1\\nPORT" as one name)', () => {
+    assert.match(message({ dotenv: 'FOO 1\nPORT=80x\n' }), /\(PORT in \.env\)/);
+    assert.equal(config({ dotenv: 'LOG_LEVEL warn\r\nPORT=8123\n' }).port, 8123);
+    assert.equal(config({ dotenv: 'A="two\nlines"\nnope\nPORT=8124' }).port, 8124, 'a quoted value spanning lines is kept');
+  });
+
   it('the service warns about each one (a JSON log line naming .env and the line) and still starts', async () => {
     const cwd = await temp.make();
     await writeFile(join(cwd, '.env'), 'AUTH_PASSWORD=pw-from-dotenv\nLOG_LEVEL warn\nSECRET_TOKEN=0123456789abcdef0123456789abcdef\n');

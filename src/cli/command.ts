@@ -1,6 +1,7 @@
 import { parseEnv } from 'node:util';
 import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
 import { BACKUP_USAGE, parseBackupCommand, type BackupCommand } from './backup-command.ts';
+import { wellFormedDotenv } from './dotenv-lines.ts';
 import { ConfigError } from '../faults.ts';
 import { parseCorsOrigins } from '../http/cors.ts';
 import { TRANSPORT_LIMITS } from '../http/limits.ts';
@@ -112,7 +113,7 @@ type Origin = (flag: FlagKey | undefined, key: string) => string;
  */
 export function parseCommand(sources: ConfigSources): Command {
   const args = sources.argv;
-  const fileEnv = sources.dotenv === undefined ? {} : parseEnv(sources.dotenv);
+  const fileEnv = sources.dotenv === undefined ? {} : parseEnv(wellFormedDotenv(sources.dotenv));
   const env: EnvLookup = (key) => {
     const value = sources.env[key] ?? fileEnv[key];
     return value === '' ? undefined : value;

@@ -19,6 +19,20 @@ export function malformedDotenvLines(text: string): number[] {
   return malformed;
 }
 
+/**
+ * The `.env` text with its malformed lines blanked: Node's parser reads a line without `=` as the
+ * start of a name that runs on to the next line's `=`, so `FOO 1` would swallow the `PORT=…` under it.
+ * Blanking keeps the line numbers of everything else.
+ */
+export function wellFormedDotenv(text: string): string {
+  const malformed = new Set(malformedDotenvLines(text));
+  if (malformed.size === 0) return text;
+  return text
+    .split(/\r?\n/)
+    .map((line, i) => (malformed.has(i + 1) ? '' : line))
+    .join('\n');
+}
+
 /** A quoted value may span lines up to its closing quote (when there is one); returns its last line. */
 function endOfValue(lines: readonly string[], start: number, value: string): number {
   const quote = value[0];
