@@ -92,3 +92,32 @@ describe('data directory: one that already exists is made 0700, quietly (a debug
     );
   });
 });
+
+describe('data directory: one others can write to and that cannot be made private stops startup', () => {
+  after(async () => {
+    await killAll();
+    await temp.removeAll();
+  });
+
+  for (const mode of [0o777, 0o775, 0o757]) {
+    it(`openStore rejects an existing ${mode.toString(8)} directory holding a directory, naming it, and changes nothing`, async () => {
+      const dir = join(await temp.make(), 'data');
+      await mkdir(join(dir, 'sub'), { recursive: true });
+      await chmod(dir, mode);
+      await assert.rejects(openStore(dir), (err: Error) => err.message.includes(dir) && err.message.includes('writable by other users'));
+      assert.equal((await stat(dir)).mode & 0o777, mode);
+      assert.equal(existsSync(join(dir, 'LOCK')), false, 'nothing was written');
+    });
+  }
+
+  it('the CLI exits 1 with one line on stderr', PROMPT, async () => {
+    const dir = join(await temp.make(), 'data');
+    await mkdir(join(dir, 'sub'), { recursive: true });
+    await chmod(dir, 0o777);
+    const exit = await runMain({ cwd: await temp.make(), args: ['--data-dir', dir, '--port', '0', '--host', '127.0.0.1'], env: { SECRET_TOKEN: 'data-dir-test-secret-that-is-32-bytes-long', AUTH_PASSWORD: 'pw' } });
+    assert.equal(exit.code, 1, exit.stderr);
+    const lines = exit.stderr.split('\n').filter((l) => l !== '');
+    assert.equal(lines.length, 1, `one line on stderr, got: ${exit.stderr}`);
+    assert.match(lines[0] as string, /cannot open data directory .*writable by other users \(mode 777\)/);
+  });
+});

@@ -90,8 +90,13 @@ async function restrictDataDir(dir: string, logger: Logger): Promise<void> {
   const mode = (await fsp.stat(dir)).mode & 0o777;
   if ((mode & 0o077) === 0) return;
   const fields = { dir, mode: mode.toString(8) };
+  // Others who can write here can plant a secret, a journal or a symlink the service would trust.
+  const refuse = (why: string): Error =>
+    new Error(`${dir} is writable by other users (mode ${mode.toString(8)}) and ${why}; make it 0700 (chmod 700) and start again`);
+  const writableByOthers = (mode & 0o022) !== 0;
   const entries = await fsp.readdir(dir, { withFileTypes: true });
   if (entries.some((e) => e.isDirectory())) {
+    if (writableByOthers) throw refuse('holds directories, so it is not changed');
     logger.warn('the data directory is open to other users; left as it is because it holds directories', fields);
     return;
   }
@@ -100,7 +105,8 @@ async function restrictDataDir(dir: string, logger: Logger): Promise<void> {
     // A fresh clone's ./data made private as designed: nothing for a person to act on.
     logger.debug('the data directory was open to other users; made it 0700', fields);
   } catch (err) {
-    // Not ours to change (another owner): the service still works, so say so and go on.
+    if (writableByOthers) throw refuse(`could not be made 0700 (${(err as Error).message})`);
+    // Only readable by others and not ours to change (another owner): say so and go on.
     logger.warn('the data directory is open to other users and could not be made 0700', { ...fields, err: err as Error });
   }
 }
