@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { chmod, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { loadOrCreateSecret, PASSWORD_FILE } from '../src/auth/secrets.ts';
@@ -28,5 +28,29 @@ describe('generated secrets are written atomically and durably, mode 0600', () =
     assert.deepEqual(await readdir(dir), [PASSWORD_FILE]);
     const again = await loadOrCreateSecret(dir, PASSWORD_FILE, 18);
     assert.deepEqual(again, { value: first.value, created: false, path: first.path });
+  });
+});
+
+describe('a secret file others could have planted or read is refused', () => {
+  after(temp.removeAll);
+
+  for (const mode of [0o644, 0o660, 0o604, 0o640]) {
+    it(`a ${mode.toString(8)} file is refused, naming it, and left as it is`, async () => {
+      const dir = await temp.make();
+      const path = join(dir, PASSWORD_FILE);
+      await writeFile(path, 'planted\n');
+      await chmod(path, mode);
+      await assert.rejects(loadOrCreateSecret(dir, PASSWORD_FILE, 18), (err: Error) => err.message.includes(path) && err.message.includes('other users'));
+      assert.equal(await readFile(path, 'utf8'), 'planted\n');
+    });
+  }
+
+  it('a symlink (to a file out of the directory) is refused and not followed', async () => {
+    const dir = await temp.make();
+    const outside = join(await temp.make(), 'elsewhere');
+    await writeFile(outside, 'planted\n', { mode: 0o600 });
+    await symlink(outside, join(dir, PASSWORD_FILE));
+    await assert.rejects(loadOrCreateSecret(dir, PASSWORD_FILE, 18), /not a regular file/);
+    assert.equal(await readFile(outside, 'utf8'), 'planted\n');
   });
 });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isNotFound, nodeFileLayer, writeAtomic, type FileLayer } from '../fs/durable-fs.ts';
 
@@ -22,6 +23,7 @@ export interface StoredSecret {
 export async function loadOrCreateSecret(dir: string, name: string, bytes: number, fs: FileLayer = nodeFileLayer): Promise<StoredSecret> {
   const path = join(dir, name);
   try {
+    await refuseUntrusted(path);
     const value = (await fs.readFile(path)).toString('utf8').trim();
     if (value !== '') return { value, created: false, path };
   } catch (err) {
@@ -30,4 +32,18 @@ export async function loadOrCreateSecret(dir: string, name: string, bytes: numbe
   const value = randomBytes(bytes).toString('base64url');
   await writeAtomic(fs, path, (write) => write(Buffer.from(`${value}\n`, 'utf8')));
   return { value, created: true, path };
+}
+
+/**
+ * A secret file anyone else could have written (or read) is no secret: one planted in the data
+ * directory would sign tokens an attacker made. Refused unless it is a regular file (not a
+ * symlink out of the directory), of this process's user, readable and writable by it alone.
+ */
+async function refuseUntrusted(path: string): Promise<void> {
+  const stats = await lstat(path);
+  const fix = 'make it a file of this user with mode 0600, or remove it to have a new one generated';
+  if (!stats.isFile()) throw new Error(`${path} is not a regular file (a symlink?): ${fix}`);
+  if ((stats.mode & 0o077) !== 0) throw new Error(`${path} can be read or written by other users (mode ${(stats.mode & 0o777).toString(8)}): ${fix}`);
+  const uid = process.getuid?.();
+  if (uid !== undefined && stats.uid !== uid) throw new Error(`${path} belongs to another user (uid ${stats.uid}): ${fix}`);
 }
