@@ -52,3 +52,22 @@ export function unreadBodyForcesClose(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
   return length !== undefined && !(Number(length) <= BODY_LIMIT);
 }
+
+/**
+ * RFC 9112 §3.2: more than one Host is a 400; more than one Authorization is refused too, since a
+ * proxy reading the last one would authorise a token other than the one checked here (Node keeps
+ * the first). A request without a version (HTTP/0.9, `GET /`) is not HTTP/1.x and is refused.
+ */
+export function malformedRequest(req: IncomingMessage): boolean {
+  if (req.httpVersionMajor !== 1) return true;
+  if (req.headers.host === undefined) return req.httpVersionMinor === 1;
+  const raw = req.rawHeaders;
+  let hosts = 0;
+  let authorizations = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+    else if (name.length === 13 && name.toLowerCase() === 'authorization') authorizations++;
+  }
+  return hosts > 1 || authorizations > 1;
+}

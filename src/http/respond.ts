@@ -74,13 +74,14 @@ export function writeJson(
 
 /**
  * For a socket Node's parser gave up on (no ServerResponse exists): a complete HTTP/1.1 answer
- * with the same envelope and headers, after which the connection closes.
+ * with the same envelope and headers, after which the connection closes. Its request id is always
+ * generated: the request's own headers were never parsed, so none of them can be trusted.
  */
-export function rawEnvelope({ status, message }: Answer, reason: string): string {
+export function rawEnvelope({ status, message }: Answer, reason: string, requestId: string): string {
   const body = envelopeText(status, message, 'null');
   return (
     `HTTP/1.1 ${status} ${reason}\r\n` +
     `content-type: ${CONTENT_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-    `cache-control: no-store\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`
+    `cache-control: no-store\r\nx-content-type-options: nosniff\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`
   );
 }

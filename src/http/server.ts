@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, ServerResponse, type IncomingMessage, type Server, type ServerOptions as HttpServerOptions } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -79,12 +80,13 @@ function answerClientError(guard: ConnectionGuard): (err: NodeJS.ErrnoException,
       socket.destroy();
       return;
     }
+    const requestId = randomUUID();
     const answer =
       err.code === 'HPE_HEADER_OVERFLOW'
-        ? rawEnvelope(ANSWERS.headersTooLarge, 'Request Header Fields Too Large')
+        ? rawEnvelope(ANSWERS.headersTooLarge, 'Request Header Fields Too Large', requestId)
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? rawEnvelope(ANSWERS.requestTimeout, 'Request Timeout')
-          : rawEnvelope(ANSWERS.badRequest, 'Bad Request');
+          ? rawEnvelope(ANSWERS.requestTimeout, 'Request Timeout', requestId)
+          : rawEnvelope(ANSWERS.badRequest, 'Bad Request', requestId);
     socket.end(answer);
     socket.destroySoon();
   };

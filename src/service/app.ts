@@ -6,7 +6,7 @@ import { PreconditionFailedError } from '../faults.ts';
 import { createCors } from '../http/cors.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { createReplyWriter, UNMATCHED_ROUTE } from '../http/reply-writer.ts';
-import { pathOf, requestIdFrom } from '../http/request.ts';
+import { malformedRequest, pathOf, requestIdFrom } from '../http/request.ts';
 import { encodedReply } from '../http/respond.ts';
 import type { EnvelopeReply, Handler, Reply, RequestContext } from '../http/route.ts';
 import { Router } from '../http/router.ts';
@@ -128,8 +128,8 @@ export function createApp(options: AppOptions): App {
       route: match.kind === 'none' ? UNMATCHED_ROUTE : match.pattern,
     };
     try {
-      // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400; answered here, in the envelope.
-      if (req.headers.host === undefined && req.httpVersion === '1.1') throw refusal('badRequest', { connection: 'close' });
+      // RFC 9112 §3.2: an HTTP/1.1 request without Host, or with two, is a 400; answered here, in the envelope.
+      if (malformedRequest(req)) throw refusal('badRequest', { connection: 'close' });
       // docs/contract.md, "Order of checks": route (404, then 405) → auth (401) → {id} (400) → body. 404, 405 and 401 are
       // what a scan gets: answered as replies, not thrown (README, "Performance notes").
       if (match.kind === 'none') return send(ctx, NOT_FOUND);
