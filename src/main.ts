@@ -141,6 +141,7 @@ async function startServer(
       ...(config.secretTokenPrevious !== undefined && { previousSecret: config.secretTokenPrevious }),
       ...(tls !== undefined && { tls }),
       limits: { maxConnections: config.maxConnections },
+      eventStreams: { maxStreams: config.maxEventStreams },
       ...(config.corsOrigins !== undefined && { corsOrigins: config.corsOrigins }),
       ...(metrics !== undefined && { metrics }),
       ui: config.ui,

@@ -11,7 +11,7 @@ import { TokenCache } from './token-cache.ts';
  * `Bearer <token>` (scheme in any case) or the bare token (docs/contract.md, "Authentication"); ''
  * when absent or blank. Only SP and HTAB around it are whitespace (docs/contract.md, "Header values").
  */
-function tokenFrom(header: string | undefined): string {
+export function tokenFrom(header: string | undefined): string {
   if (header === undefined) return '';
   const value = trimOws(header);
   if (value.length >= 6 && value.slice(0, 6).toLowerCase() === 'bearer' && (value.length === 6 || value.charCodeAt(6) === 32)) {

@@ -1,6 +1,7 @@
 import { parseEnv } from 'node:util';
 import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
 import { BACKUP_USAGE, parseBackupCommand, type BackupCommand } from './backup-command.ts';
+import { EVENT_STREAM_DEFAULTS } from '../events/stream-registry.ts';
 import { wellFormedDotenv } from './dotenv-lines.ts';
 import { ConfigError } from '../faults.ts';
 import { parseCorsOrigins } from '../http/cors.ts';
@@ -27,6 +28,8 @@ export interface Config {
   tls: { certFile: string; keyFile: string } | undefined;
   /** Concurrent connections; more are closed on arrival. */
   maxConnections: number;
+  /** Open GET /events streams; one more is 503 `Too many event streams`. */
+  maxEventStreams: number;
   /** Origins allowed to call from a browser (`*`: any); absent: CORS off (docs/contract.md, "Cross-origin requests"). */
   corsOrigins?: string[];
   /** The metrics listener (GET /metrics); absent: off. */
@@ -95,6 +98,7 @@ Environment only:
   AUTH_PASSWORD       login password; generated and kept in the data dir if unset
   LOGIN_MAX_FAILURES  failed logins per address per 15 min before 429 (default ${DEFAULTS.loginMaxFailures}, 0 disables)
   MAX_CONNECTIONS     concurrent connections, 1 or more (default ${TRANSPORT_LIMITS.maxConnections})
+  MAX_EVENT_STREAMS   open GET /events streams, 1 or more (default ${EVENT_STREAM_DEFAULTS.maxStreams})
   CORS_ORIGINS        comma-separated origins browsers may call from (* for any); unset: CORS off
   UI                  on or off: the built-in page at / (default on)
 
@@ -178,6 +182,7 @@ function resolveConfig(flags: Flags, env: EnvLookup, origin: Origin): Config {
   }
   const failuresText = env('LOGIN_MAX_FAILURES');
   const connectionsText = env('MAX_CONNECTIONS');
+  const streamsText = env('MAX_EVENT_STREAMS');
   let corsOrigins;
   try {
     corsOrigins = parseCorsOrigins(env('CORS_ORIGINS') ?? '');
@@ -204,6 +209,8 @@ function resolveConfig(flags: Flags, env: EnvLookup, origin: Origin): Config {
     tls: certFile === undefined || keyFile === undefined ? undefined : { certFile, keyFile },
     maxConnections:
       connectionsText === undefined ? TRANSPORT_LIMITS.maxConnections : parseWhole('connection limit', connectionsText, 1, origin(undefined, 'MAX_CONNECTIONS')),
+    maxEventStreams:
+      streamsText === undefined ? EVENT_STREAM_DEFAULTS.maxStreams : parseWhole('event stream limit', streamsText, 1, origin(undefined, 'MAX_EVENT_STREAMS')),
     ...(corsOrigins.length > 0 && { corsOrigins }),
     ...(metricsPort !== undefined && { metrics: { port: parsePort(metricsPort, origin('metricsPort', 'METRICS_PORT')), host: flags.metricsHost ?? env('METRICS_HOST') ?? DEFAULTS.metricsHost } }),
     ui: flags.noUi !== true && parseOnOff('built-in page setting', env('UI') ?? 'on', origin(undefined, 'UI')),

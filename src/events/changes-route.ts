@@ -21,7 +21,7 @@ export const CHANGE_SCHEMAS: Readonly<Record<string, Schema>> = {
   },
 };
 
-const SINCE: Parameter = {
+export const SINCE: Parameter = {
   name: 'since',
   in: 'query',
   required: false,

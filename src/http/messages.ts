@@ -30,6 +30,7 @@ export const ANSWERS = {
   preconditionFailed: { status: 412, message: 'Precondition failed' },
   changesRetrieved: { status: 200, message: 'Changes retrieved successfully' },
   changesUnavailable: { status: 410, message: 'Changes no longer available' },
+  tooManyEventStreams: { status: 503, message: 'Too many event streams' },
   shuttingDown: { status: 503, message: 'Shutting down' },
   notReady: { status: 503, message: 'Not ready' },
   internalError: { status: 500, message: 'Internal server error' },

@@ -8,7 +8,7 @@ export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${na
 const responseRef = (name: 'NotFound' | 'MethodNotAllowed' | 'PreflightAllowed'): ResponseRef => ({ $ref: `#/components/responses/${name}` });
 export const NULL: Schema = { type: 'null' };
 
-const REQUEST_ID: Header = { description: 'The client\'s X-Request-Id when short visible ASCII, else a generated one.', schema: { type: 'string' } };
+export const REQUEST_ID: Header = { description: 'The client\'s X-Request-Id when short visible ASCII, else a generated one.', schema: { type: 'string' } };
 
 /** An envelope answer (docs/contract.md, "Envelope"): `status` equals the HTTP status, `message` is one of `messages`. */
 export function answer<S extends number>(

@@ -40,7 +40,8 @@ export function createReplyWriter({ logger, cors, isDraining, answerFault, reque
     if (cors !== undefined) headers = { ...cors.responseHeaders(req.headers.origin), ...headers };
     // Nothing is ever upgraded: after declining, Node's parser may not read the connection again.
     if (isDraining() || req.headers.upgrade !== undefined || unreadBodyForcesClose(req)) headers = { ...headers, connection: 'close' };
-    if (reply.message === undefined) writeJson(res, reqId, reply.status, reply.body, headers);
+    if ('stream' in reply) reply.stream(headers);
+    else if (reply.message === undefined) writeJson(res, reqId, reply.status, reply.body, headers);
     else if (reply.body !== undefined) writeJson(res, reqId, reply.status, reply.body, headers);
     else writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
     if (requests !== undefined) requests.record(req.method as string, route, reply.status, (performance.now() - start) / 1000);

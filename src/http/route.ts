@@ -55,8 +55,19 @@ export interface DocumentReply {
   readonly message?: undefined;
 }
 
+/**
+ * GET /events alone: the one streamed answer. `stream` writes its own head and frames, given the
+ * headers the reply writer adds (CORS); errors before it starts are envelopes.
+ */
+export interface StreamReply {
+  readonly status: 200;
+  readonly stream: (headers: Readonly<Record<string, string>> | undefined) => void;
+  readonly message?: undefined;
+  readonly headers?: undefined;
+}
+
 /** A handler's answer. */
-export type Reply = EnvelopeReply | DocumentReply;
+export type Reply = EnvelopeReply | DocumentReply | StreamReply;
 
 export type Handler<Params = Readonly<Record<string, string>>> = (ctx: RequestContext<Params>) => Reply | Promise<Reply>;
 

@@ -11,6 +11,7 @@ import { encodedReply } from '../http/respond.ts';
 import type { EnvelopeReply, Handler, Reply, RequestContext } from '../http/route.ts';
 import { Router } from '../http/router.ts';
 import { silentLogger, type Logger } from '../log.ts';
+import { EVENT_STREAM_DEFAULTS, StreamRegistry, type EventStreamOptions } from '../events/stream-registry.ts';
 import type { CatalogueMetrics } from '../metrics/catalogue-metrics.ts';
 import { InvalidBookError } from '../model/valid-book.ts';
 import type { BookStore } from '../store/book-store.ts';
@@ -44,6 +45,8 @@ export interface AppOptions {
    * `.`, relative to the document's own URL, right wherever /openapi.json is served beside the routes.
    */
   mountPath?: string;
+  /** Limits of GET /events: open streams, heartbeat interval, a non-reading client's bound. */
+  eventStreams?: Partial<EventStreamOptions>;
   /** Where requests, logins, token refusals and connections are counted (see `createMetrics`); default: nowhere. */
   metrics?: CatalogueMetrics;
   /** Serve the built-in page at `GET /` (and its assets under `/ui/`); default false. */
@@ -53,11 +56,16 @@ export interface AppOptions {
 /** A `(req, res)` handler for any `node:http` or `node:https` server. */
 export interface App {
   (req: IncomingMessage, res: ServerResponse): void;
-  /** While true, answers carry `Connection: close` so keep-alive clients move on. */
+  /**
+   * While true, answers carry `Connection: close` so keep-alive clients move on; setting it ends
+   * every open event stream at once, so none holds the drain (clients resume with Last-Event-ID).
+   */
   draining: boolean;
+  /** Event streams open now (a cheap count, for the metrics' gauge). */
+  readonly eventStreams: number;
   /** Every route as (pattern, methods): the router's own table. */
   routes(): { pattern: string; methods: string[] }[];
-  /** Closes the store once pending writes are durable. */
+  /** Ends the event streams and closes the store once pending writes are durable. */
   close(): Promise<void>;
 }
 
@@ -97,7 +105,9 @@ export function createApp(options: AppOptions): App {
   const nowSeconds = (): number => Math.floor(now() / 1000);
   const keys = signingKeys(options.secret, options.previousSecret);
   const { store } = options;
+  const eventStreams = new StreamRegistry(store.feed, { ...EVENT_STREAM_DEFAULTS, ...options.eventStreams }, logger, now);
   const deps: ServiceDeps = {
+    eventStreams,
     store,
     username: options.username,
     password: options.password,
@@ -147,8 +157,21 @@ export function createApp(options: AppOptions): App {
       fail(ctx, err);
     }
   }) as App;
-  app.draining = false;
+  let draining = false;
+  Object.defineProperties(app, {
+    draining: {
+      get: () => draining,
+      set: (value: boolean) => {
+        draining = value;
+        if (value) eventStreams.closeAll();
+      },
+    },
+    eventStreams: { get: () => eventStreams.size },
+  });
   app.routes = () => router.routes();
-  app.close = () => store.close();
+  app.close = () => {
+    eventStreams.closeAll();
+    return store.close();
+  };
   return app;
 }

@@ -1,15 +1,16 @@
 import { TOKEN_ROUTE, type TokenRouteDeps } from '../auth/token-route.ts';
 import { BOOK_ROUTES, type BookRouteDeps } from '../books/book-routes.ts';
 import { CHANGES_ROUTE } from '../events/changes-route.ts';
+import { EVENTS_ROUTE, type EventsRouteDeps } from '../events/events-route.ts';
 import type { Route } from '../http/route.ts';
 import { HEALTH_ROUTE, READINESS_ROUTE, type HealthRouteDeps } from './health-route.ts';
 import { OPENAPI_ROUTE, type OpenApiRouteDeps } from './openapi-route.ts';
 
 /** Everything the routes need, built once per app by createApp. */
-export interface ServiceDeps extends TokenRouteDeps, BookRouteDeps, HealthRouteDeps, OpenApiRouteDeps {}
+export interface ServiceDeps extends TokenRouteDeps, BookRouteDeps, HealthRouteDeps, OpenApiRouteDeps, EventsRouteDeps {}
 
 /**
  * Every route of the service, in the order the OpenAPI document lists them. A capability adds its
  * routes here; each carries its own handler and its own OpenAPI operation.
  */
-export const ROUTE_TABLE: readonly Route<ServiceDeps>[] = [TOKEN_ROUTE, ...BOOK_ROUTES, CHANGES_ROUTE, HEALTH_ROUTE, READINESS_ROUTE, OPENAPI_ROUTE];
+export const ROUTE_TABLE: readonly Route<ServiceDeps>[] = [TOKEN_ROUTE, ...BOOK_ROUTES, CHANGES_ROUTE, EVENTS_ROUTE, HEALTH_ROUTE, READINESS_ROUTE, OPENAPI_ROUTE];

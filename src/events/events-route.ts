@@ -1,0 +1,74 @@
+import type { IncomingMessage } from 'node:http';
+import { tokenFrom } from '../auth/authorize.ts';
+import { ANSWERS, refusal } from '../http/messages.ts';
+import { answer, NULL, PROTECTED, REQUEST_ID, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
+import { defineRoute, type Reply } from '../http/route.ts';
+import { SINCE } from './changes-route.ts';
+import { resumePoint } from './resume-point.ts';
+import type { StreamRegistry } from './stream-registry.ts';
+
+/** Seconds a client refused for the stream limit waits before trying again. */
+const RETRY_AFTER_SECONDS = '5';
+
+/** The `exp` of the request's token, which the authorizer has verified before the handler runs. */
+function tokenExp(req: IncomingMessage): number {
+  const payload = tokenFrom(req.headers.authorization).split('.')[1] as string;
+  return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp: number }).exp;
+}
+
+export interface EventsRouteDeps {
+  readonly eventStreams: StreamRegistry;
+  readonly isDraining: () => boolean;
+}
+
+/**
+ * GET /events (issue 11): the change feed as Server-Sent Events. Everything that can refuse it
+ * (401, 400 for a bad resume point, 503) is decided before the head is written, so those are
+ * envelopes; then the registry owns the response.
+ */
+export const EVENTS_ROUTE = defineRoute({
+  method: 'GET',
+  pattern: '/events',
+  pathName: 'events',
+  auth: true,
+  operation: {
+    operationId: 'streamEvents',
+    summary: 'The change feed as Server-Sent Events: the one streamed answer, not an envelope',
+    description:
+      'Each durable change is one frame: `id: <seq>`, `event: created|updated|deleted`, `data: <Change JSON>`. ' +
+      'Resume with the Last-Event-ID header (wins) or `?since=`: every retained change after it, then live ones, ' +
+      'no gap, no duplicate. Neither: live changes only. A seq no longer retained (or past the last change): one ' +
+      '`event: reset` frame (`id` and `data`: the current seq), then live changes: reload the books. `: heartbeat` ' +
+      "comments every 15 s. At the token's exp: `event: expired` (data: the last seq sent), then the stream ends: " +
+      'sign in again and resume. Streams end when the service drains; a client that does not read is cut off. ' +
+      'Errors before the stream starts are envelopes.',
+    tags: ['events'],
+    security: PROTECTED,
+    parameters: [
+      SINCE,
+      { name: 'Last-Event-ID', in: 'header', required: false, description: 'The id of the last frame received; wins over `since`.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+    ],
+    responses: {
+      '200': {
+        description: 'A text/event-stream of change frames (see the operation description); not an envelope.',
+        headers: { 'X-Request-Id': REQUEST_ID },
+        content: { 'text/event-stream': { schema: { type: 'string' } } },
+      },
+      '400': answer(400, [ANSWERS.invalidQuery.message, ANSWERS.badRequest.message]),
+      '401': UNAUTHORIZED,
+      '503': answer(503, [ANSWERS.tooManyEventStreams.message, ANSWERS.shuttingDown.message], NULL, {
+        'Retry-After': { description: 'Seconds to wait before opening a stream again (the stream limit).', schema: { type: 'integer', minimum: 1 } },
+      }),
+      ...TRANSPORT,
+    },
+  },
+  handler({ eventStreams, isDraining }: EventsRouteDeps) {
+    return ({ req, res, reqId }): Reply => {
+      if (isDraining()) throw refusal('shuttingDown');
+      const since = resumePoint(req);
+      if (eventStreams.full) throw refusal('tooManyEventStreams', { 'retry-after': RETRY_AFTER_SECONDS });
+      const exp = tokenExp(req);
+      return { status: 200, stream: (headers) => eventStreams.open(req, res, reqId, headers, since, exp) };
+    };
+  },
+});

@@ -1,0 +1,55 @@
+import type { ServerResponse } from 'node:http';
+import { changeJson, type ChangeEntry } from '../store/change.ts';
+
+/**
+ * Server-Sent Events framing (WHATWG HTML, "Server-sent events"). A change's JSON never holds a
+ * raw newline (JSON.stringify escapes them), so each is one `data:` line. `id:` goes only on
+ * frames that are real resume points: a change, and `reset` (live changes follow from its seq).
+ */
+export function changeFrames(entries: readonly ChangeEntry[]): string {
+  let text = '';
+  for (const e of entries) text += `id: ${e.seq}\nevent: ${e.type}\ndata: ${changeJson(e)}\n\n`;
+  return text;
+}
+
+/** The client's seq is no longer retained: reload the books, then follow from `seq`. */
+export function resetFrame(seq: number): string {
+  return `id: ${seq}\nevent: reset\ndata: ${seq}\n\n`;
+}
+
+/**
+ * The token expired: sign in again and resume from `seq` (the last change sent). An event with
+ * no data is never dispatched by EventSource, hence the seq as data.
+ */
+export function expiredFrame(seq: number): string {
+  return `event: expired\ndata: ${seq}\n\n`;
+}
+
+/** A comment line: ignored by clients, keeps proxies from timing the connection out. */
+export const HEARTBEAT = ': heartbeat\n\n';
+
+/**
+ * The head of a stream: the headers every answer carries, but `text/event-stream` and no length.
+ * `Connection: close`: the connection ends with the stream, so a drain or an expiry frees it at
+ * once. `X-Accel-Buffering: no` asks nginx-style proxies not to hold frames back.
+ */
+export function writeEventStreamHead(res: ServerResponse, requestId: string, extraHeaders: Readonly<Record<string, string>> | undefined): void {
+  const headers: string[] = [
+    'content-type',
+    'text/event-stream; charset=utf-8',
+    'cache-control',
+    'no-store',
+    'x-content-type-options',
+    'nosniff',
+    'x-accel-buffering',
+    'no',
+    'x-request-id',
+    requestId,
+  ];
+  if (extraHeaders !== undefined) {
+    for (const name in extraHeaders) if (name !== 'connection') headers.push(name, extraHeaders[name] as string);
+  }
+  headers.push('connection', 'close');
+  res.writeHead(200, headers);
+  res.flushHeaders();
+}

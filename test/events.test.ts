@@ -1,0 +1,311 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startApp, type TestApp } from './helpers/app.ts';
+import { killAll, startMain } from './helpers/process.ts';
+import { ioError, recordingFs } from './helpers/recording-fs.ts';
+import { changeSeqs, openEvents, type EventsClient, type SseFrame } from './helpers/sse-client.ts';
+
+const book = (title: string): { title: string; author: string; year: number } => ({ title, author: 'A. Author', year: 2001 });
+
+function events(app: TestApp, query = '', headers: Record<string, string> = {}): Promise<EventsClient> {
+  return openEvents(`${app.url}/events${query}`, { authorization: app.token(), ...headers });
+}
+
+const hasSeq = (seq: number) => (frames: SseFrame[]) => changeSeqs(frames).includes(seq);
+const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe('GET /events', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startApp();
+  });
+  after(() => app.close());
+
+  it('streams each durable create, update and delete live as one frame: id, event, data', async () => {
+    const stream = await events(app);
+    try {
+      assert.equal(stream.status, 200);
+      assert.equal(stream.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+      assert.equal(stream.headers.get('cache-control'), 'no-store');
+      await app.request('POST', '/book', { body: book('Live') });
+      await app.request('PUT', '/book/1', { body: { year: 1999 } });
+      await app.request('DELETE', '/book/1');
+      const frames = (await stream.until(hasSeq(3))).filter((f) => f.id !== undefined);
+      assert.deepEqual(frames, [
+        { id: '1', event: 'created', data: '{"seq":1,"type":"created","id":1,"book":{"id":1,"title":"Live","author":"A. Author","year":2001}}' },
+        { id: '2', event: 'updated', data: '{"seq":2,"type":"updated","id":1,"book":{"id":1,"title":"Live","author":"A. Author","year":1999}}' },
+        { id: '3', event: 'deleted', data: '{"seq":3,"type":"deleted","id":1,"book":null}' },
+      ]);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('errors before the stream starts are envelopes: 401 without a token, 400 Invalid query for a bad resume point', async () => {
+    const anonymous = await openEvents(`${app.url}/events`, {});
+    assert.equal(anonymous.status, 401);
+    assert.deepEqual(JSON.parse(anonymous.text), { status: 401, message: 'Authorization token required', data: null });
+    for (const [query, headers] of [['?since=abc', {}], ['', { 'last-event-id': 'x1' }], ['?since=1&since=2', {}]] as const) {
+      const bad = await events(app, query, headers);
+      assert.equal(bad.status, 400);
+      assert.deepEqual(JSON.parse(bad.text), { status: 400, message: 'Invalid query', data: null });
+    }
+    const bearer = await openEvents(`${app.url}/events`, { authorization: `Bearer ${app.token()}` });
+    assert.equal(bearer.status, 200);
+    bearer.close();
+  });
+
+  it('HEAD answers the stream head and ends', async () => {
+    const res = await fetch(`${app.url}/events`, { method: 'HEAD', headers: { authorization: app.token() } });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+  });
+
+  it('resumes by Last-Event-ID and by ?since= with exactly the missed changes (Last-Event-ID wins)', async () => {
+    for (let i = 0; i < 4; i++) await app.request('POST', '/book', { body: book(`Missed ${i}`) });
+    const bySince = await events(app, '?since=4');
+    const byHeader = await events(app, '?since=1', { 'last-event-id': '5' });
+    try {
+      await bySince.until(hasSeq(7));
+      await byHeader.until(hasSeq(7));
+      assert.deepEqual(changeSeqs(bySince.frames), [5, 6, 7]);
+      assert.deepEqual(changeSeqs(byHeader.frames), [6, 7]);
+      await app.request('POST', '/book', { body: book('Then live') });
+      await bySince.until(hasSeq(8));
+      assert.deepEqual(changeSeqs(bySince.frames), [5, 6, 7, 8]);
+    } finally {
+      bySince.close();
+      byHeader.close();
+    }
+  });
+
+  it('no gap and no duplicate at the seam when writes race the reconnect', async () => {
+    const start = app.store.feed.seq;
+    let writing = true;
+    const writers = Array.from({ length: 8 }, async () => {
+      for (let i = 0; writing && i < 200; i++) await app.request('POST', '/book', { body: book(`Race ${i}`) });
+    });
+    const streams: EventsClient[] = [];
+    // Reconnect repeatedly while the writes go on, each time from a seq some way back.
+    for (let k = 0; k < 10; k++) {
+      const since = Math.max(start, app.store.feed.seq - 5);
+      const stream = await events(app, `?since=${since}`);
+      streams.push(stream);
+      (stream as EventsClient & { since?: number }).since = since;
+    }
+    writing = false;
+    await Promise.all(writers);
+    const last = app.store.feed.seq;
+    try {
+      for (const stream of streams) {
+        await stream.until(hasSeq(last));
+        const since = (stream as EventsClient & { since?: number }).since as number;
+        assert.deepEqual(changeSeqs(stream.frames), range(since + 1, last));
+      }
+    } finally {
+      for (const s of streams) s.close();
+    }
+  });
+
+  it('a seq past the last change or older than retained: one reset frame with the current seq, then live changes', async () => {
+    const seq = app.store.feed.seq;
+    const stream = await events(app, `?since=${seq + 100}`);
+    try {
+      await stream.until((f) => f.length >= 1);
+      assert.deepEqual(stream.frames[0], { id: String(seq), event: 'reset', data: String(seq) });
+      await app.request('POST', '/book', { body: book('After reset') });
+      await stream.until(hasSeq(seq + 1));
+      assert.deepEqual(changeSeqs(stream.frames), [seq + 1]);
+    } finally {
+      stream.close();
+    }
+  });
+});
+
+describe('GET /events limits and lifetime', () => {
+  it("ends with event: expired at the token's exp (by the app's clock), after the changes it had", async () => {
+    // Tokens are signed by the real clock; the app's clock runs 899 s ahead, so each expires within 1 s.
+    const app = await startApp({ now: () => Date.now() + 899_000 });
+    try {
+      await app.request('POST', '/book', { body: book('Before expiry') });
+      const stream = await events(app, '?since=0');
+      await stream.ended;
+      const frames = stream.frames.filter((f) => f.comment === undefined);
+      assert.deepEqual(frames.at(-1), { event: 'expired', data: '1' });
+      assert.deepEqual(changeSeqs(frames), [1]);
+      assert.equal(app.server.app.eventStreams, 0);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('sends a heartbeat comment every heartbeat interval', async () => {
+    const app = await startApp({ eventStreams: { heartbeatMs: 20 } });
+    const stream = await events(app);
+    try {
+      await stream.until((f) => f.some((x) => x.comment === 'heartbeat'));
+    } finally {
+      stream.close();
+      await app.close();
+    }
+  });
+
+  it('503 Too many event streams with Retry-After past the limit; a slot frees when a stream closes', async () => {
+    const app = await startApp({ eventStreams: { maxStreams: 2 } });
+    try {
+      const a = await events(app);
+      const b = await events(app);
+      const refused = await events(app);
+      assert.equal(refused.status, 503);
+      assert.equal(refused.headers.get('retry-after'), '5');
+      assert.deepEqual(JSON.parse(refused.text), { status: 503, message: 'Too many event streams', data: null });
+      a.close();
+      await a.ended;
+      for (let i = 0; i < 1000 && app.server.app.eventStreams > 1; i++) await new Promise((r) => setImmediate(r));
+      const c = await events(app);
+      assert.equal(c.status, 200);
+      b.close();
+      c.close();
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a client that does not read is cut off; other streams and writes go on', async () => {
+    const app = await startApp({ eventStreams: { maxUnsentBytes: 64 * 1024 } });
+    const reader = await events(app);
+    const stalled = connect(app.port, '127.0.0.1');
+    try {
+      await new Promise<void>((resolve) => stalled.once('connect', () => resolve()));
+      stalled.write(`GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`);
+      stalled.pause();
+      while (app.server.app.eventStreams < 2) await new Promise((r) => setImmediate(r));
+      const big = { title: 'x'.repeat(1000), author: 'y'.repeat(1000), year: 1 };
+      let created = 0;
+      // Bounded: socket buffers fill (a few MB on loopback), then 64 KiB more cuts the stream.
+      for (let round = 0; round < 400 && app.server.app.eventStreams === 2; round++) {
+        const answers = await Promise.all(Array.from({ length: 20 }, () => app.request('POST', '/book', { body: big })));
+        assert.ok(answers.every((r) => r.status === 201));
+        created += answers.length;
+      }
+      assert.equal(app.server.app.eventStreams, 1, 'the stalled stream was cut');
+      await app.request('POST', '/book', { body: book('After the cut') });
+      await reader.until(hasSeq(created + 1));
+      assert.deepEqual(changeSeqs(reader.frames), range(1, created + 1));
+      assert.ok(app.logs.some((l) => l.includes('event stream cut off')));
+    } finally {
+      stalled.destroy();
+      reader.close();
+      await app.close();
+    }
+  });
+
+  it('streams are closed as the drain starts, so shutdown does not wait for them', async () => {
+    const app = await startApp();
+    const streams = await Promise.all([events(app), events(app, '?since=0')]);
+    const started = performance.now();
+    await app.server.shutdown(20_000);
+    await Promise.all(streams.map((s) => s.ended));
+    assert.ok(performance.now() - started < 10_000, 'well inside the 20 s grace');
+    assert.equal(app.server.app.eventStreams, 0);
+    await app.close();
+  });
+
+  it('never streams a change whose write failed (EIO, ENOSPC injected)', async () => {
+    const rec = recordingFs();
+    const app = await startApp({ storeOptions: { fs: rec.fs } });
+    const stream = await events(app);
+    try {
+      await app.request('POST', '/book', { body: book('Kept 1') });
+      for (const code of ['EIO', 'ENOSPC']) {
+        rec.hooks.datasync = () => {
+          delete rec.hooks.datasync;
+          throw ioError(code);
+        };
+        assert.equal((await app.request('POST', '/book', { body: book(`Failed ${code}`) })).status, 500);
+      }
+      await app.request('POST', '/book', { body: book('Kept 2') });
+      await stream.until(hasSeq(2));
+      const data = stream.frames.filter((f) => f.data !== undefined).map((f) => JSON.parse(f.data as string) as { seq: number; book: { title: string } });
+      assert.deepEqual(data.map((c) => [c.seq, c.book.title]), [
+        [1, 'Kept 1'],
+        [2, 'Kept 2'],
+      ]);
+    } finally {
+      stream.close();
+      await app.close();
+    }
+  });
+});
+
+describe('GET /events across restarts and compactions', () => {
+  const dirs: string[] = [];
+  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+
+  it('a client resumes after a restart and after a compaction with exactly what it missed', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'events-restart-'));
+    dirs.push(dataDir);
+    let app = await startApp({ dataDir });
+    const first = await events(app);
+    await app.request('POST', '/book', { body: book('One') });
+    await app.request('POST', '/book', { body: book('Two') });
+    await first.until(hasSeq(2));
+    const lastSeen = 2;
+    await app.request('PUT', '/book/1', { body: { year: 1990 } });
+    await app.close();
+    await first.ended;
+    app = await startApp({ dataDir });
+    try {
+      await app.request('DELETE', '/book/2');
+      const resumed = await events(app, '', { 'last-event-id': String(lastSeen) });
+      await resumed.until(hasSeq(4));
+      assert.deepEqual(
+        resumed.frames.map((f) => [f.id, f.event]),
+        [
+          ['3', 'updated'],
+          ['4', 'deleted'],
+        ],
+      );
+      resumed.close();
+      await app.store.compact();
+      await app.request('POST', '/book', { body: book('Three') });
+      const afterCompaction = await events(app, '?since=3');
+      await afterCompaction.until(hasSeq(5));
+      assert.deepEqual(changeSeqs(afterCompaction.frames), [4, 5]);
+      afterCompaction.close();
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('GET /events and SIGTERM', () => {
+  after(killAll);
+
+  it('the process exits 0 promptly on SIGTERM with streams open (they close as the drain starts)', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'events-sigterm-'));
+    try {
+      const service = await startMain({
+        args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+        env: { SECRET_TOKEN: 'events-sigterm-secret-that-is-32-bytes-or-more', AUTH_PASSWORD: 'pw', LOG_LEVEL: 'info' },
+        cwd: dataDir,
+      });
+      const login = await fetch(`${service.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"admin","password":"pw"}' });
+      const token = ((await login.json()) as { data: { token: string } }).data.token;
+      const streams = await Promise.all([1, 2, 3].map(() => openEvents(`${service.url}/events`, { authorization: token })));
+      assert.ok(streams.every((s) => s.status === 200));
+      const started = performance.now();
+      const exit = await service.stop('SIGTERM');
+      assert.equal(exit.code, 0, exit.stderr);
+      // The drain grace is 10 s: a stream holding it would take that long.
+      assert.ok(performance.now() - started < 5000, `exited after ${Math.round(performance.now() - started)} ms`);
+      await Promise.all(streams.map((s) => s.ended));
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,91 @@
+/** One Server-Sent Events frame as a client sees it; `comment` for a `:` line. */
+export interface SseFrame {
+  id?: string;
+  event?: string;
+  data?: string;
+  comment?: string;
+}
+
+export interface EventsClient {
+  status: number;
+  headers: Headers;
+  /** Every frame received so far. */
+  frames: SseFrame[];
+  /** The body text when the answer is not a stream (an envelope). */
+  text: string;
+  /** Resolves once `predicate` holds for the frames received (checked on each arrival). */
+  until(predicate: (frames: SseFrame[]) => boolean): Promise<SseFrame[]>;
+  /** Resolves when the server ends the stream. */
+  ended: Promise<void>;
+  close(): void;
+}
+
+function parseFrame(block: string): SseFrame {
+  const frame: SseFrame = {};
+  for (const line of block.split('\n')) {
+    if (line.startsWith(':')) frame.comment = line.slice(1).trim();
+    const colon = line.indexOf(': ');
+    if (colon === -1) continue;
+    const field = line.slice(0, colon);
+    if (field === 'id' || field === 'event' || field === 'data') frame[field] = line.slice(colon + 2);
+  }
+  return frame;
+}
+
+/** GET `url` with `headers` through fetch (as a page does, since EventSource sends no Authorization). */
+export async function openEvents(url: string, headers: Record<string, string>): Promise<EventsClient> {
+  const abort = new AbortController();
+  const res = await fetch(url, { headers, signal: abort.signal });
+  const frames: SseFrame[] = [];
+  const waiters = new Set<() => void>();
+  const client: EventsClient = {
+    status: res.status,
+    headers: res.headers,
+    frames,
+    text: '',
+    until(predicate) {
+      return new Promise((resolve, reject) => {
+        const check = (): void => {
+          if (predicate(frames)) {
+            waiters.delete(check);
+            resolve(frames);
+          }
+        };
+        waiters.add(check);
+        check();
+        void client.ended.then(() => {
+          if (waiters.delete(check)) reject(new Error(`stream ended before the condition held; frames: ${JSON.stringify(frames)}`));
+        });
+      });
+    },
+    ended: Promise.resolve(),
+    close: () => abort.abort(),
+  };
+  if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    client.text = await res.text();
+    return client;
+  }
+  client.ended = (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end;
+        while ((end = buffer.indexOf('\n\n')) !== -1) {
+          frames.push(parseFrame(buffer.slice(0, end)));
+          buffer = buffer.slice(end + 2);
+        }
+        for (const check of [...waiters]) check();
+      }
+    } catch {
+      // Aborted by close(), or cut by the server: both end the stream.
+    }
+  })();
+  return client;
+}
+
+/** The seqs of the change frames (those with an id and a change event). */
+export function changeSeqs(frames: SseFrame[]): number[] {
+  return frames.filter((f) => f.event === 'created' || f.event === 'updated' || f.event === 'deleted').map((f) => Number(f.id));
+}
