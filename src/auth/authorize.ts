@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { trimOws } from '../http/header-value.ts';
 import { ANSWERS } from '../http/messages.ts';
 import { encodedReply } from '../http/respond.ts';
@@ -11,7 +12,7 @@ import { TokenCache } from './token-cache.ts';
  * `Bearer <token>` (scheme in any case) or the bare token (docs/contract.md, "Authentication"); ''
  * when absent or blank. Only SP and HTAB around it are whitespace (docs/contract.md, "Header values").
  */
-export function tokenFrom(header: string | undefined): string {
+function tokenFrom(header: string | undefined): string {
   if (header === undefined) return '';
   const value = trimOws(header);
   if (value.length >= 6 && value.slice(0, 6).toLowerCase() === 'bearer' && (value.length === 6 || value.charCodeAt(6) === 32)) {
@@ -65,4 +66,13 @@ export function createAuthorizer({ keys, nowSeconds, logger, onRejected }: Autho
       throw err;
     }
   };
+}
+
+/**
+ * The `exp` claim of a request's token, read without verifying it again: only for a request the
+ * authorizer has already let through (GET /events ends its stream then).
+ */
+export function tokenExpiry(req: IncomingMessage): number {
+  const payload = tokenFrom(req.headers.authorization).split('.')[1] as string;
+  return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp: number }).exp;
 }

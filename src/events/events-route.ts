@@ -1,5 +1,4 @@
 import type { IncomingMessage } from 'node:http';
-import { tokenFrom } from '../auth/authorize.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { answer, NULL, PROTECTED, REQUEST_ID, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
@@ -10,15 +9,11 @@ import type { StreamRegistry } from './stream-registry.ts';
 /** Seconds a client refused for the stream limit waits before trying again. */
 const RETRY_AFTER_SECONDS = '5';
 
-/** The `exp` of the request's token, which the authorizer has verified before the handler runs. */
-function tokenExp(req: IncomingMessage): number {
-  const payload = tokenFrom(req.headers.authorization).split('.')[1] as string;
-  return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp: number }).exp;
-}
-
 export interface EventsRouteDeps {
   readonly eventStreams: StreamRegistry;
   readonly isDraining: () => boolean;
+  /** The `exp` (seconds) of the request's token, which the authorizer has verified before the handler runs. */
+  readonly tokenExpiry: (req: IncomingMessage) => number;
 }
 
 /**
@@ -62,12 +57,12 @@ export const EVENTS_ROUTE = defineRoute({
       ...TRANSPORT,
     },
   },
-  handler({ eventStreams, isDraining }: EventsRouteDeps) {
+  handler({ eventStreams, isDraining, tokenExpiry }: EventsRouteDeps) {
     return ({ req, res, reqId }): Reply => {
       if (isDraining()) throw refusal('shuttingDown');
       const since = resumePoint(req);
       if (eventStreams.full) throw refusal('tooManyEventStreams', { 'retry-after': RETRY_AFTER_SECONDS });
-      const exp = tokenExp(req);
+      const exp = tokenExpiry(req);
       return { status: 200, stream: (headers) => eventStreams.open(req, res, reqId, headers, since, exp) };
     };
   },

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createAuthorizer } from '../auth/authorize.ts';
+import { createAuthorizer, tokenExpiry } from '../auth/authorize.ts';
 import { signingKeys } from '../auth/keys.ts';
 import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
 import { PreconditionFailedError } from '../faults.ts';
@@ -108,6 +108,7 @@ export function createApp(options: AppOptions): App {
   const eventStreams = new StreamRegistry(store.feed, { ...EVENT_STREAM_DEFAULTS, ...options.eventStreams }, logger, now);
   const deps: ServiceDeps = {
     eventStreams,
+    tokenExpiry,
     store,
     username: options.username,
     password: options.password,
