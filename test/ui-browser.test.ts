@@ -239,6 +239,28 @@ describe('the built-in page in Debian chromium', needs('chromium'), () => {
     await waitForText('summary', /^251 books;/);
   });
 
+  check('a long title wraps in its own cell; headers, id, year and the row buttons keep one line', async () => {
+    const title = 'The Life and Strange Surprizing Adventures of Robinson Crusoe, of York, Mariner: Who lived Eight and Twenty Years, all alone in an un-inhabited Island';
+    const created = await api('POST', '/book', { title, author: 'Daniel Defoe', year: 1719 });
+    assert.equal(created.status, 201);
+    await page.fill('#search', 'Surprizing');
+    await waitForText('summary', /^1 book matches/);
+    // Lines of text in an element: one client rect per line box of its contents.
+    const layout = await page.evaluate<{ headers: number[]; cells: number[]; title: number; buttonsSideBySide: boolean }>(`(() => {
+      const lines = (el) => { const r = document.createRange(); r.selectNodeContents(el); return r.getClientRects().length; };
+      const cells = [...document.querySelectorAll('#rows tr td')];
+      const [edit, del] = [...cells[4].querySelectorAll('button')].map((b) => b.getBoundingClientRect().top);
+      return { headers: [...document.querySelectorAll('thead th')].slice(0, 4).map(lines), cells: [lines(cells[0]), lines(cells[3])], title: lines(cells[1]), buttonsSideBySide: edit === del };
+    })()`);
+    assert.deepEqual(layout.headers, [1, 1, 1, 1], 'header words are not broken');
+    assert.deepEqual(layout.cells, [1, 1], 'id and year are not broken');
+    assert.ok(layout.title > 1, 'the title wraps instead');
+    assert.equal(layout.buttonsSideBySide, true, 'Edit and Delete sit side by side');
+    assert.equal((await api('DELETE', `/book/${(created.json.data as ApiBook).id}`)).status, 200);
+    await page.fill('#search', '');
+    await waitForText('summary', /^251 books;/);
+  });
+
   check('token expiry: the person signs in again, keeps what they typed, and the action completes', async () => {
     await page.fill('#add-title', 'Typed before expiry');
     await page.fill('#add-author', 'Patient Author');
