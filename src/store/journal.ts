@@ -90,9 +90,11 @@ export class JournalDamage extends Error {
 }
 
 /**
- * Walks a journal file's bytes. A bad or unterminated final line is a torn tail
- * (a crash mid-append): the scan stops there. Anything else that is wrong throws JournalDamage
- * with the byte offset, because dropping it would silently lose acknowledged changes.
+ * Walks a journal file's bytes. A final line without its newline is a torn tail (a crash
+ * mid-append: the newline is the last byte written, and zeros a power loss leaves hold none): the
+ * scan stops there. Anything else that is wrong, a complete final line failing its checksum
+ * included, throws JournalDamage with the byte offset: a complete line was written whole, so a bad
+ * one is damage, and dropping it could silently lose an acknowledged change.
  */
 export function scanJournal(bytes: Buffer, firstSeq: number, apply: (r: JournalRecord) => void): ScanResult {
   let offset = 0;
@@ -101,12 +103,8 @@ export function scanJournal(bytes: Buffer, firstSeq: number, apply: (r: JournalR
     const end = bytes.indexOf(10, offset);
     // A record without its newline was never acknowledged (the ack waits for the whole write).
     if (end === -1) return { lastSeq: expected - 1, goodLength: offset };
-    const final = end === bytes.length - 1;
     const record = parseRecord(bytes, offset, end);
-    if (record === undefined) {
-      if (final) return { lastSeq: expected - 1, goodLength: offset };
-      throw new JournalDamage(offset, 'record does not parse or fails its checksum');
-    }
+    if (record === undefined) throw new JournalDamage(offset, 'record does not parse or fails its checksum');
     if (record.seq !== expected) throw new JournalDamage(offset, `sequence number ${record.seq} where ${expected} was expected`);
     apply(record);
     expected++;

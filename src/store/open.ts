@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { ChangeLog } from './change-log.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import { COMPACTION_DEFAULTS, type CompactionOptions } from './compaction.ts';
-import { createForAppend, FILE_MODE, makeDataDir, nodeFileLayer, unlinkIfPresent, type FileHandleLike, type FileLayer } from '../fs/durable-fs.ts';
+import { createForAppend, FILE_MODE, makeDataDir, nodeFileLayer, unlinkIfPresent, writeAtomic, type FileHandleLike, type FileLayer } from '../fs/durable-fs.ts';
 import { journalName } from './journal.ts';
 import { acquireLock } from './lock.ts';
 import { NO_STORE_OBSERVER, type StoreObserver } from './observer.ts';
@@ -26,7 +26,7 @@ export interface StoreOptions {
 
 /**
  * Opens (creating if needed, mode 0700) the data directory, takes its lock and recovers:
- * snapshot + the journal records after it, a torn final record cut away with a warning, temp
+ * snapshot + the journal records after it, a torn final record cut away (kept beside it, logged at error), temp
  * files and journals a finished compaction no longer needs removed. Damage anywhere else stops
  * here with StoreCorruptError naming the file and byte offset.
  */
@@ -54,8 +54,12 @@ export async function openStore(dir: string, options: StoreOptions = {}): Promis
 
 async function repair(fs: FileLayer, dir: string, loaded: LoadedCatalogue, logger: Logger): Promise<void> {
   if (loaded.torn !== undefined) {
-    const file = join(dir, loaded.torn.name);
-    logger.warn('discarding a torn final journal record left by a crash', { file, offset: loaded.torn.offset });
+    const { name, offset, bytes, ids } = loaded.torn;
+    const file = join(dir, name);
+    // The evidence is kept: what was cut may be read later, and is never part of the catalogue.
+    const keptIn = join(dir, `${name}.torn-${offset}`);
+    await writeAtomic(fs, keptIn, (write) => write(bytes));
+    logger.error('cut a torn final journal record left by a crash; its bytes are kept beside the journal', { file, offset, bytes: bytes.length, keptIn, ids });
     const handle = await fs.open(file, 'r+');
     try {
       await handle.truncate(loaded.torn.offset);

@@ -24,8 +24,8 @@ export interface LoadedCatalogue {
   changes: ChangeEntry[];
   /** Journals still needed for replay, oldest first; new records go to the last one. */
   journals: RecoveredJournal[];
-  /** A torn final record at the end of the last journal: where it starts. */
-  torn: { name: string; offset: number } | undefined;
+  /** A torn final record at the end of the last journal: where it starts, its bytes, the ids in them. */
+  torn: { name: string; offset: number; bytes: Buffer; ids: number[] } | undefined;
   /** Journals whose every record the snapshot already holds (left by a crash mid-compaction). */
   stale: string[];
   /** Temp files a crash left mid-write. */
@@ -87,11 +87,22 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
     }
     if (result.goodLength < bytes.length) {
       if (i < live.length - 1) throw new StoreCorruptError(path, result.goodLength, 'an incomplete record before the last journal ends');
-      torn = { name, offset: result.goodLength };
+      const tail = bytes.subarray(result.goodLength);
+      const ids = idsIn(tail);
+      // Never acknowledged, but an id seen there is not handed out again (it may be in a log or a client).
+      for (const id of ids) if (id >= nextId) nextId = id + 1;
+      torn = { name, offset: result.goodLength, bytes: Buffer.from(tail), ids };
     }
     seq = Math.max(seq, result.lastSeq);
     journals.push({ name, firstSeq, bytes: result.goodLength, lastSeq: result.lastSeq });
   }
   const temps = names.filter((n) => n === `${SNAPSHOT_FILE}${TEMP_SUFFIX}` || n === PROBE_FILE);
   return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, changes, journals, torn, stale, temps };
+}
+
+/** Every `"id":N` in a torn record's bytes, in the order they appear. */
+function idsIn(bytes: Buffer): number[] {
+  const ids: number[] = [];
+  for (const m of bytes.toString('latin1').matchAll(/"id":(\d{1,15})/g)) ids.push(Number(m[1]));
+  return ids;
 }
