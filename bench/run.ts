@@ -219,6 +219,9 @@ async function main(): Promise<void> {
     await logFile.close();
     await rm(workDir, { recursive: true, force: true });
   }
+  // GET /events fan-out (issue 11), on its own service so the scenarios above are not disturbed.
+  const fanout = spawnSync(process.execPath, ['--import', 'tsx', 'bench/fanout.ts', '--connections', String(CONNECTIONS)], { cwd: ROOT, stdio: 'inherit' });
+  if (fanout.status !== 0) throw new Error('the fan-out scenario failed');
 }
 
 main().catch((err: unknown) => {
