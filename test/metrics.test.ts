@@ -231,6 +231,18 @@ describe('metrics: book_catalogue_event_streams', () => {
       metrics.close();
     }
   });
+
+  it('counts the GET /events streams the app holds open', async () => {
+    const o = await startObserved({ logLevel: 'warn' });
+    try {
+      const stream = await fetch(`${o.app.url}/events`, { headers: { authorization: o.app.token() } });
+      assert.equal(stream.status, 200);
+      assert.match(await o.scrape(), /^book_catalogue_event_streams 1$/m);
+      await stream.body?.cancel();
+    } finally {
+      await o.close();
+    }
+  });
 });
 
 describe('metrics: the store', () => {

@@ -106,6 +106,7 @@ export function createApp(options: AppOptions): App {
   const keys = signingKeys(options.secret, options.previousSecret);
   const { store } = options;
   const eventStreams = new StreamRegistry(store.feed, { ...EVENT_STREAM_DEFAULTS, ...options.eventStreams }, logger, now);
+  options.metrics?.watchEventStreams(() => eventStreams.size);
   const deps: ServiceDeps = {
     eventStreams,
     tokenExpiry,
