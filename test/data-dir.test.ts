@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../src/log.ts';
@@ -119,5 +119,23 @@ describe('data directory: one others can write to and that cannot be made privat
     const lines = exit.stderr.split('\n').filter((l) => l !== '');
     assert.equal(lines.length, 1, `one line on stderr, got: ${exit.stderr}`);
     assert.match(lines[0] as string, /cannot open data directory .*writable by other users \(mode 777\)/);
+  });
+});
+
+describe('data files are opened without following symlinks', () => {
+  after(temp.removeAll);
+
+  it('a journal planted as a symlink to a file elsewhere stops startup with ELOOP and the target is left as it is', async () => {
+    const dir = join(await temp.make(), 'data');
+    const store = await openStore(dir);
+    await store.create({ title: 'Emma', author: 'Jane Austen', year: 1815 });
+    await store.close();
+    const journal = (await readdir(dir)).find((n) => /^journal-\d+\.jsonl$/.test(n)) as string;
+    const target = join(await temp.make(), 'elsewhere.txt');
+    await writeFile(target, 'not yours\n');
+    await rm(join(dir, journal));
+    await symlink(target, join(dir, journal));
+    await assert.rejects(openStore(dir), { code: 'ELOOP' });
+    assert.equal(await readFile(target, 'utf8'), 'not yours\n');
   });
 });

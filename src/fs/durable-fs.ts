@@ -1,3 +1,4 @@
+import { constants as fsConstants } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from '../log.ts';
@@ -28,9 +29,22 @@ export interface FileLayer {
   syncDir(dir: string): Promise<void>;
 }
 
+/**
+ * The data files are opened without following a symlink (O_NOFOLLOW; ELOOP when the name is
+ * one): a link planted in the directory must not make the store read, truncate or append to a
+ * file elsewhere. O_NOFOLLOW is 0 where the platform has none.
+ */
+const { O_WRONLY, O_RDWR, O_RDONLY, O_CREAT, O_APPEND, O_EXCL, O_TRUNC, O_NOFOLLOW = 0 } = fsConstants;
+const OPEN_FLAGS = {
+  a: O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW,
+  ax: O_WRONLY | O_CREAT | O_APPEND | O_EXCL | O_NOFOLLOW,
+  'r+': O_RDWR | O_NOFOLLOW,
+  wx: O_WRONLY | O_CREAT | O_TRUNC | O_EXCL | O_NOFOLLOW,
+} as const;
+
 export const nodeFileLayer: FileLayer = {
-  open: (path, flags, mode) => fsp.open(path, flags, mode),
-  readFile: (path) => fsp.readFile(path),
+  open: (path, flags, mode) => fsp.open(path, OPEN_FLAGS[flags], mode),
+  readFile: (path) => fsp.readFile(path, { flag: O_RDONLY | O_NOFOLLOW }),
   readdir: (dir) => fsp.readdir(dir),
   rename: (from, to) => fsp.rename(from, to),
   unlink: (path) => fsp.unlink(path),
