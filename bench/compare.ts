@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchFlags } from './flags.ts';
 import { runLoadInChild } from './fork-load.ts';
 import { median } from './median.ts';
 import { httpRequest } from './scenarios.ts';
@@ -12,12 +12,10 @@ import { runWrk, wrkAvailable } from './wrk.ts';
  * Checks the built-in generator against wrk (issue 5: at least 90% of wrk's req/s) on the
  * ceiling server, in alternating rounds: built-in, wrk -t1, wrk -t2, … and prints the medians.
  */
-const { values: flags } = parseArgs({
-  options: {
-    connections: { type: 'string', default: '32' },
-    duration: { type: 'string', default: '5' },
-    rounds: { type: 'string', default: '5' },
-  },
+const flags = benchFlags('node --import tsx bench/compare.ts [--connections 32] [--duration S (5)] [--rounds 5]: the built-in generator against wrk\n', {
+  connections: { type: 'string', default: '32' },
+  duration: { type: 'string', default: '5' },
+  rounds: { type: 'string', default: '5' },
 });
 const CONNECTIONS = Number(flags.connections);
 const DURATION_MS = Number(flags.duration) * 1000;

@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { cpuMicros } from './cpu.ts';
+import { benchFlags } from './flags.ts';
 import { runLoadInChild } from './fork-load.ts';
 import { median } from './median.ts';
 import { freePort, waitUntilAnswering } from './service-process.ts';
@@ -13,26 +13,30 @@ import { runWrk, wrkAvailable } from './wrk.ts';
 
 /**
  * `npm run bench`: the built service against a bare node:http ceiling server, same generator,
- * alternating rounds (issue 5). Flags: --connections, --duration (s), --warmup (s), --rounds,
- * --wrk, --wrk-threads, --scenarios a,b, --log-level (the service's; default warn), --no-build,
- * --cpu-prof DIR (the service writes a V8 CPU profile there on exit), --baseline DIR (instead of
- * the ceiling, another build's `dist/` directory, e.g. from a `git worktree` of the previous
- * commit: the ratio is then this build over that one, the before/after figure of a change).
+ * alternating rounds (issue 5); with --baseline, against another build (before/after of a change).
  */
-const { values: flags } = parseArgs({
-  options: {
-    connections: { type: 'string', default: '32' },
-    duration: { type: 'string', default: '5' },
-    warmup: { type: 'string', default: '1' },
-    rounds: { type: 'string', default: '5' },
-    wrk: { type: 'boolean', default: false },
-    'wrk-threads': { type: 'string', default: '2' },
-    scenarios: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
-    'log-level': { type: 'string', default: 'warn' },
-    'no-build': { type: 'boolean', default: false },
-    'cpu-prof': { type: 'string' },
-    baseline: { type: 'string' },
-  },
+const USAGE = `npm run bench [-- flags]: the built service against a bare node:http server (or --baseline DIR)
+  --scenarios a,b    which scenarios (default: all)
+  --connections N    keep-alive connections (32)
+  --duration S       seconds per round (5); --warmup S (1); --rounds N (5)
+  --baseline DIR     another build's dist/ instead of the ceiling server: the before/after ratio
+  --cpu-prof DIR     the service writes a V8 CPU profile there on exit
+  --wrk              use wrk as the generator (--wrk-threads N, 2)
+  --log-level L      the service's log level (warn)
+  --no-build         use dist/ as it is
+`;
+const flags = benchFlags(USAGE, {
+  connections: { type: 'string', default: '32' },
+  duration: { type: 'string', default: '5' },
+  warmup: { type: 'string', default: '1' },
+  rounds: { type: 'string', default: '5' },
+  wrk: { type: 'boolean', default: false },
+  'wrk-threads': { type: 'string', default: '2' },
+  scenarios: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
+  'log-level': { type: 'string', default: 'warn' },
+  'no-build': { type: 'boolean', default: false },
+  'cpu-prof': { type: 'string' },
+  baseline: { type: 'string' },
 });
 
 const ROOT = new URL('..', import.meta.url).pathname;

@@ -9,18 +9,16 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { openStore } from '../src/store/open.ts';
 import type { DurableBookStore } from '../src/store/book-store.ts';
+import { benchFlags } from './flags.ts';
 import { median } from './median.ts';
 
-const { values: flags } = parseArgs({
-  options: {
-    writers: { type: 'string', default: '32' },
-    ms: { type: 'string', default: '3000' },
-    rounds: { type: 'string', default: '3' },
-    scenarios: { type: 'string', default: 'update,create' },
-  },
+const flags = benchFlags('node --import tsx bench/store-writes.ts [--writers 32] [--ms 3000] [--rounds 3] [--scenarios update,create]: the durable write path alone\n', {
+  writers: { type: 'string', default: '32' },
+  ms: { type: 'string', default: '3000' },
+  rounds: { type: 'string', default: '3' },
+  scenarios: { type: 'string', default: 'update,create' },
 });
 
 const BOOKS = 100;

@@ -14,13 +14,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { bookJson } from '../src/model/book.ts';
 import { nodeFileLayer } from '../src/fs/durable-fs.ts';
 import { COMPACTION_DEFAULTS } from '../src/store/compaction.ts';
 import { writeSnapshot } from '../src/store/snapshot.ts';
 import { openStore } from '../src/store/open.ts';
 import type { DurableBookStore } from '../src/store/book-store.ts';
+import { benchFlags } from './flags.ts';
 import { LatencyHistogram, type LatencySummary } from './histogram.ts';
 
 interface WriterResult extends LatencySummary {
@@ -160,14 +160,12 @@ function verdicts(results: SizeResult[]): string[] {
   ];
 }
 
-const { values } = parseArgs({
-  options: {
-    sizes: { type: 'string', default: '1000,100000,1000000' },
-    ops: { type: 'string', default: '600' },
-    child: { type: 'string' },
-    mode: { type: 'string', default: 'run' },
-    books: { type: 'string' },
-  },
+const values = benchFlags('npm run bench:store [-- --sizes 1000,100000,1000000] [--ops 600]: the store alone at each size\n', {
+  sizes: { type: 'string', default: '1000,100000,1000000' },
+  ops: { type: 'string', default: '600' },
+  child: { type: 'string' },
+  mode: { type: 'string', default: 'run' },
+  books: { type: 'string' },
 });
 const ops = Number(values.ops);
 if (values.child !== undefined) {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -108,4 +109,24 @@ Transfer/sec:     10.54MB
 `;
     assert.deepEqual(parseWrkOutput(text), { requests: 354224, requestsPerSecond: 70842, p50Ms: 0.418, p99Ms: 2.5, non2xx: 354224, socketErrors: 3 });
   });
+});
+
+describe('bench: flags', () => {
+  const scripts = ['bench/run.ts', 'bench/compare.ts', 'bench/store.ts', 'bench/store-writes.ts'];
+  const run = (script: string, arg: string) => spawnSync(process.execPath, ['--import', 'tsx', script, arg], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' });
+
+  for (const script of scripts) {
+    it(`${script} --help prints its usage and exits 0`, () => {
+      const result = run(script, '--help');
+      assert.equal(result.status, 0, result.stderr);
+      assert.match(result.stdout, /^(npm run|node --import tsx) bench/);
+    });
+
+    it(`${script} with an unknown flag says so in one line and exits 2, no stack trace`, () => {
+      const result = run(script, '--no-such-flag');
+      assert.equal(result.status, 2);
+      assert.match(result.stderr, /^Unknown option '--no-such-flag'/);
+      assert.doesNotMatch(result.stderr, /\n\s+at /);
+    });
+  }
 });
