@@ -6,6 +6,7 @@ import type { Book } from '../src/model/book.ts';
 import { readCatalogue, writeCatalogue } from '../src/store/catalogue-file.ts';
 import { openStore } from '../src/store/open.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
+import { booksIn } from './helpers/store-books.ts';
 
 const temp = tempDirs('store-catalogue-');
 const tempDir = temp.make;
@@ -28,7 +29,7 @@ describe('catalogue files for backup and restore', () => {
     const dir = await tempDir();
     await writeCatalogue(dir, BOOKS);
     const store = await openStore(dir);
-    assert.deepEqual(store.list(), [BOOKS[1], BOOKS[0]]);
+    assert.deepEqual(booksIn(store), [BOOKS[1], BOOKS[0]]);
     assert.equal((await store.create({ title: 'Adam Bede', author: 'George Eliot', year: 1859 })).id, 8);
     await store.close();
   });

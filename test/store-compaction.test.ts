@@ -7,6 +7,7 @@ import type { DurableBookStore } from '../src/store/book-store.ts';
 import { createLogger } from '../src/log.ts';
 import { gate, ioError, recordingFs } from './helpers/recording-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
+import { bookIn } from './helpers/store-books.ts';
 
 const temp = tempDirs('store-compaction-');
 const tempDir = temp.make;
@@ -53,7 +54,7 @@ describe('store compaction', () => {
     assert.ok(largest < 1024 * 1024, `the directory reached ${largest} bytes`);
     await store.close();
     const reopened = await openStore(dir);
-    assert.equal(reopened.get(10)?.title, 'Edition 99.999');
+    assert.equal(bookIn(reopened, 10)?.title, 'Edition 99.999');
     await reopened.close();
   });
 

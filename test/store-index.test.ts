@@ -5,6 +5,7 @@ import { BookIndex } from '../src/store/book-index.ts';
 import { writeCatalogue } from '../src/store/catalogue-file.ts';
 import { openStore } from '../src/store/open.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
+import { booksIn } from './helpers/store-books.ts';
 
 const temp = tempDirs('store-index-');
 const json = (id: number, tag: string): string => bookJson({ id, title: `${tag} é ✓ "q"`, author: 'A', year: id % 3000 });
@@ -52,7 +53,7 @@ describe('book index (paged, packed)', () => {
     const books = ids.map((id) => JSON.parse(json(id, `b${id}`)) as { id: number; title: string; author: string; year: number });
     await writeCatalogue(dir, books);
     const store = await openStore(dir);
-    assert.deepEqual(store.list(), books);
+    assert.deepEqual(booksIn(store), books);
     for (const book of books) assert.equal(store.getJson(book.id), bookJson(book));
     assert.equal(store.listJson(), `[${books.map(bookJson).join(',')}]`);
     assert.equal(store.getJson(2), undefined);

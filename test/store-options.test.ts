@@ -3,6 +3,7 @@ import { after, describe, it } from 'node:test';
 import { openStore, type CompactionOptions, type FileHandleLike, type FileLayer } from '../src/index.ts';
 import { nodeFileLayer } from '../src/fs/durable-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
+import { bookIn } from './helpers/store-books.ts';
 
 const temp = tempDirs('store-options-');
 
@@ -40,7 +41,7 @@ describe('StoreOptions: the library exports every type its options expose', () =
     // One fdatasync for the create, one fsync for the snapshot's temp file.
     assert.equal(layer.syncs(), 2);
     const reopened = await openStore(dir);
-    assert.equal(reopened.get(1)?.title, 'Emma');
+    assert.equal(bookIn(reopened, 1)?.title, 'Emma');
     await reopened.close();
   });
 });

@@ -19,7 +19,6 @@ export interface BookStore {
    * durably again.
    */
   readonly writable: boolean;
-  get(id: number): Book | undefined;
   /** The book as response JSON (`id, title, author, year`), cached. */
   getJson(id: number): string | undefined;
   /** Every book in ascending id order, as a JSON array. */
@@ -28,7 +27,6 @@ export interface BookStore {
   listSnapshot(): ListSnapshot;
   /** Up to `limit` books (JSON) with ids above `after`, ascending, and whether more follow. */
   booksAfter(after: number, limit: number): { books: string[]; more: boolean };
-  list(): Book[];
   create(fields: BookFields): Promise<Book>;
   /**
    * undefined when no book has that id (it may have been deleted while the body was read). With a

@@ -80,17 +80,8 @@ export class FileBookStore implements DurableBookStore {
     return { ...this.#stats, datasyncs: this.#stats.batches, compactions: this.#compactor.completed, queued: this.#queue.length, seq, journalBytes, snapshotBytes };
   }
 
-  get(id: number): Book | undefined {
-    const json = this.#s.index.get(id);
-    return json === undefined ? undefined : (JSON.parse(json) as Book);
-  }
-
   getJson(id: number): string | undefined {
     return this.#s.index.get(id);
-  }
-
-  list(): Book[] {
-    return this.#s.index.all().map((json) => JSON.parse(json) as Book);
   }
 
   listJson(): string {
