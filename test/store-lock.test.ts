@@ -6,6 +6,7 @@ import { after, describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DataDirLockedError } from '../src/faults.ts';
 import { createLogger } from '../src/log.ts';
+import { nodeFileLayer } from '../src/fs/durable-fs.ts';
 import { removeStaleLock } from '../src/store/lock.ts';
 import { openStore } from '../src/store/open.ts';
 import { recordingFs } from './helpers/recording-fs.ts';
@@ -67,7 +68,7 @@ describe('store lock: one process per data directory', () => {
     const gone = spawnSync(process.execPath, ['-e', '']).pid as number;
     // We read the dead pid; meanwhile another process took over and wrote its own (live) pid.
     await writeFile(path, `${process.ppid}\n`);
-    assert.equal(await removeStaleLock(path, `${gone}\n`), false);
+    assert.equal(await removeStaleLock(nodeFileLayer, path, `${gone}\n`), false);
     assert.equal(await readFile(path, 'utf8'), `${process.ppid}\n`);
     assert.deepEqual(await readdir(dir), ['LOCK']);
     await assert.rejects(openStore(dir), { name: 'DataDirLockedError', pid: process.ppid });
@@ -78,7 +79,7 @@ describe('store lock: one process per data directory', () => {
     const path = join(dir, 'LOCK');
     const gone = spawnSync(process.execPath, ['-e', '']).pid as number;
     await writeFile(path, `${gone}\n`);
-    assert.equal(await removeStaleLock(path, `${gone}\n`), true);
+    assert.equal(await removeStaleLock(nodeFileLayer, path, `${gone}\n`), true);
     assert.deepEqual(await readdir(dir), []);
   });
 

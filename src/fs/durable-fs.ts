@@ -15,14 +15,33 @@ export interface FileHandleLike {
   close(): Promise<void>;
 }
 
+/** What the store asks about a path (FileLayer.stat). */
+export interface FileInfo {
+  /** Permission bits (mode & 0o777). */
+  mode: number;
+  directory: boolean;
+  /** `<device>:<inode>`: which directory a lock was made in (lock.ts). */
+  identity: string;
+}
+
 /**
  * Every file-system call the store makes, in one injectable object, so tests can make fsync slow
- * or fail and can observe the order of writes, syncs and renames (STYLE.md: Store).
+ * or fail and can observe the order of writes, syncs and renames (STYLE.md: Store): the data
+ * files, the data directory's creation and the lock alike.
  */
 export interface FileLayer {
   open(path: string, flags: 'a' | 'ax' | 'r+' | 'wx', mode?: number): Promise<FileHandleLike>;
   readFile(path: string): Promise<Buffer>;
   readdir(dir: string): Promise<string[]>;
+  /** The names in `dir` that are directories themselves (a symlink is not one). */
+  subdirectories(dir: string): Promise<string[]>;
+  /** Follows symlinks: a data directory may be reached through one. */
+  stat(path: string): Promise<FileInfo>;
+  /** One level; EEXIST when `dir` exists. */
+  mkdir(dir: string, mode: number): Promise<void>;
+  chmod(path: string, mode: number): Promise<void>;
+  /** A hard link: fails with EEXIST when `to` exists, never replacing it (the lock's atomic create). */
+  link(from: string, to: string): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
   /** fsync of a directory: makes a file creation, rename or unlink in it durable. */
@@ -46,6 +65,16 @@ export const nodeFileLayer: FileLayer = {
   open: (path, flags, mode) => fsp.open(path, OPEN_FLAGS[flags], mode),
   readFile: (path) => fsp.readFile(path, { flag: O_RDONLY | O_NOFOLLOW }),
   readdir: (dir) => fsp.readdir(dir),
+  subdirectories: async (dir) => (await fsp.readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name),
+  async stat(path) {
+    const info = await fsp.stat(path, { bigint: true });
+    return { mode: Number(info.mode & 0o777n), directory: info.isDirectory(), identity: `${info.dev}:${info.ino}` };
+  },
+  mkdir: async (dir, mode) => {
+    await fsp.mkdir(dir, { mode });
+  },
+  chmod: (path, mode) => fsp.chmod(path, mode),
+  link: (from, to) => fsp.link(from, to),
   rename: (from, to) => fsp.rename(from, to),
   unlink: (path) => fsp.unlink(path),
   async syncDir(dir) {
@@ -76,7 +105,7 @@ export async function unlinkIfPresent(fs: FileLayer, path: string): Promise<void
 }
 
 /** write(2) may write less than asked; loop until every byte is in the file. */
-async function writeAll(handle: FileHandleLike, bytes: Uint8Array): Promise<void> {
+export async function writeAll(handle: FileHandleLike, bytes: Uint8Array): Promise<void> {
   let done = 0;
   while (done < bytes.length) {
     const { bytesWritten } = await handle.write(bytes, done, bytes.length - done);
@@ -90,8 +119,8 @@ async function writeAll(handle: FileHandleLike, bytes: Uint8Array): Promise<void
  * already exists is made 0700 too: a fresh clone's `./data` comes from git as 0755.
  */
 export async function makeDataDir(fs: FileLayer, dir: string, logger: Logger): Promise<void> {
-  const created = await makeDirs(dir);
-  if (created === undefined) return restrictDataDir(dir, logger);
+  const created = await makeDirs(fs, dir);
+  if (created === undefined) return restrictDataDir(fs, dir, logger);
   for (const parent of new Set([dirname(created), dirname(dir)])) await fs.syncDir(parent);
 }
 
@@ -100,22 +129,21 @@ export async function makeDataDir(fs: FileLayer, dir: string, logger: Logger): P
  * holding directories is not the store's own (a data directory never has one): `--data-dir .`,
  * a home directory or /var/lib by mistake must not be locked away from everyone else.
  */
-async function restrictDataDir(dir: string, logger: Logger): Promise<void> {
-  const mode = (await fsp.stat(dir)).mode & 0o777;
+async function restrictDataDir(fs: FileLayer, dir: string, logger: Logger): Promise<void> {
+  const { mode } = await fs.stat(dir);
   if ((mode & 0o077) === 0) return;
   const fields = { dir, mode: mode.toString(8) };
   // Others who can write here can plant a secret, a journal or a symlink the service would trust.
   const refuse = (why: string): Error =>
     new Error(`${dir} is writable by other users (mode ${mode.toString(8)}) and ${why}; make it 0700 (chmod 700) and start again`);
   const writableByOthers = (mode & 0o022) !== 0;
-  const entries = await fsp.readdir(dir, { withFileTypes: true });
-  if (entries.some((e) => e.isDirectory())) {
+  if ((await fs.subdirectories(dir)).length > 0) {
     if (writableByOthers) throw refuse('holds directories, so it is not changed');
     logger.warn('the data directory is open to other users; left as it is because it holds directories', fields);
     return;
   }
   try {
-    await fsp.chmod(dir, 0o700);
+    await fs.chmod(dir, 0o700);
     // A fresh clone's ./data made private as designed: nothing for a person to act on.
     logger.debug('the data directory was open to other users; made it 0700', fields);
   } catch (err) {
@@ -130,25 +158,25 @@ async function restrictDataDir(dir: string, logger: Logger): Promise<void> {
  * recursive mkdir spins forever where mkdir says ENOENT under a parent that exists (/proc/nope).
  * Returns the topmost directory it created, or undefined when `dir` already was one.
  */
-async function makeDirs(dir: string): Promise<string | undefined> {
+async function makeDirs(fs: FileLayer, dir: string): Promise<string | undefined> {
   try {
-    return (await makeDir(dir)) ? dir : undefined;
+    return (await makeDir(fs, dir)) ? dir : undefined;
   } catch (err) {
     const parent = dirname(dir);
     if (!isNotFound(err) || parent === dir) throw err;
-    const created = await makeDirs(parent);
-    return (await makeDir(dir)) ? (created ?? dir) : created;
+    const created = await makeDirs(fs, parent);
+    return (await makeDir(fs, dir)) ? (created ?? dir) : created;
   }
 }
 
 /** true when it created `dir`, false when `dir` already is a directory. */
-async function makeDir(dir: string): Promise<boolean> {
+async function makeDir(fs: FileLayer, dir: string): Promise<boolean> {
   try {
-    await fsp.mkdir(dir, { mode: 0o700 });
+    await fs.mkdir(dir, 0o700);
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    if (!(await fsp.stat(dir)).isDirectory()) {
+    if (!(await fs.stat(dir)).directory) {
       throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${dir}'`), { code: 'ENOTDIR', path: dir });
     }
     return false;

@@ -62,7 +62,7 @@ export class OutOfOrderError extends Error {}
  */
 export async function writeSortedCatalogue(dir: string, books: Iterator<Book> | AsyncIterator<Book>, fs: FileLayer = nodeFileLayer): Promise<number> {
   await makeDataDir(fs, dir, silentLogger);
-  const release = await acquireLock(dir, silentLogger);
+  const release = await acquireLock(fs, dir, silentLogger);
   try {
     const names = await fs.readdir(dir);
     if (names.some((n) => n === SNAPSHOT_FILE || journalFirstSeq(n) !== undefined)) {

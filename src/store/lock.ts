@@ -1,9 +1,8 @@
-import { link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { DataDirLockedError } from '../faults.ts';
 import type { Logger } from '../log.ts';
-import { FILE_MODE, isNotFound, nodeFileLayer } from '../fs/durable-fs.ts';
+import { FILE_MODE, isNotFound, writeAll, type FileLayer } from '../fs/durable-fs.ts';
 
 export const LOCK_FILE = 'LOCK';
 
@@ -20,16 +19,6 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/**
- * The directory's device and inode numbers. A lock names the directory it was made in, so that one
- * copied along with the data files (cp -a, rsync, a restored backup) is known for what it is: the
- * lock of another directory, whose live pid says nothing about this one.
- */
-async function directoryIdentity(dir: string): Promise<string> {
-  const info = await stat(dir, { bigint: true });
-  return `${info.dev}:${info.ino}`;
-}
-
 /** The directory a lock was made in (`dir <dev>:<ino>` on its second line); undefined in a pid-only lock. */
 function lockedDirectory(text: string): string | undefined {
   return /^dir (\S+)$/m.exec(text)?.[1];
@@ -40,22 +29,33 @@ function lockedDirectory(text: string): string | undefined {
  * lock appears atomically with its content, so no other process can ever read an empty lock and
  * mistake it for a stale one.
  */
-async function createLock(dir: string, path: string, identity: string): Promise<void> {
+async function createLock(fs: FileLayer, dir: string, path: string, identity: string): Promise<void> {
   // Unique per attempt: two opens in one process (or a pid reused) never share a temp file.
   const temp = `${path}.${process.pid}.${randomUUID()}`;
-  const handle = await open(temp, 'w', FILE_MODE);
+  const handle = await fs.open(temp, 'wx', FILE_MODE);
   try {
-    await handle.writeFile(`${process.pid}\ndir ${identity}\n`);
-    await handle.sync();
+    try {
+      await writeAll(handle, Buffer.from(`${process.pid}\ndir ${identity}\n`));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.link(temp, path);
   } finally {
-    await handle.close();
+    await fs.unlink(temp).catch(() => {});
   }
+  await fs.syncDir(dir);
+}
+
+/** The lock's text; '' when it is gone (its owner released it between our create and this read). */
+async function readLock(fs: FileLayer, path: string): Promise<string> {
   try {
-    await link(temp, path);
-  } finally {
-    await unlink(temp).catch(() => {});
+    return (await fs.readFile(path)).toString('utf8');
+  } catch (err) {
+    // Any other failure says nothing about the owner: guessing "stale" could take a live lock over.
+    if (isNotFound(err)) return '';
+    throw err;
   }
-  await nodeFileLayer.syncDir(dir);
 }
 
 /**
@@ -63,39 +63,44 @@ async function createLock(dir: string, path: string, identity: string): Promise<
  * A lock whose pid no longer runs was left by a killed process and is taken over with a warning.
  * Returns the release function.
  */
-export async function acquireLock(dir: string, logger: Logger): Promise<() => Promise<void>> {
+export async function acquireLock(fs: FileLayer, dir: string, logger: Logger): Promise<() => Promise<void>> {
   const path = join(dir, LOCK_FILE);
   if (held.has(path)) throw new DataDirLockedError(dir, process.pid);
   // Reserved before the first await: a second open in this process fails here instead of racing.
   held.add(path);
   try {
-    await takeLock(dir, path, logger);
+    await takeLock(fs, dir, path, logger);
   } catch (err) {
     held.delete(path);
     throw err;
   }
   return async () => {
     held.delete(path);
-    await unlink(path).catch(() => {});
+    await fs.unlink(path).catch(() => {});
   };
 }
 
-async function takeLock(dir: string, path: string, logger: Logger): Promise<void> {
-  const identity = await directoryIdentity(dir);
+/**
+ * The lock names the directory it was made in (its device and inode numbers), so that one copied
+ * along with the data files (cp -a, rsync, a restored backup) is known for what it is: the lock of
+ * another directory, whose live pid says nothing about this one.
+ */
+async function takeLock(fs: FileLayer, dir: string, path: string, logger: Logger): Promise<void> {
+  const { identity } = await fs.stat(dir);
   for (let attempt = 0; ; attempt++) {
     try {
-      await createLock(dir, path, identity);
+      await createLock(fs, dir, path, identity);
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const text = await readFile(path, 'utf8').catch(() => '');
+      const text = await readLock(fs, path);
       const pid = Number.parseInt(text, 10);
       const locked = lockedDirectory(text);
       const copied = locked !== undefined && locked !== identity;
       const stale = copied || !(Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid));
       // A second EEXIST means another process took the stale lock over first.
       if (!stale || attempt > 0) throw new DataDirLockedError(dir, pid);
-      if (await removeStaleLock(path, text)) {
+      if (await removeStaleLock(fs, path, text)) {
         const stalePid = Number.isNaN(pid) ? null : pid;
         if (copied) logger.warn('replacing a LOCK copied from another directory: its process does not hold this one', { lockFile: path, stalePid });
         else logger.warn('taking over a stale lock left by a process that no longer runs', { lockFile: path, stalePid });
@@ -112,19 +117,19 @@ async function takeLock(dir: string, path: string, logger: Logger): Promise<void
  * not rename: never over a lock made since). Left open: while a fresh lock is aside, a third
  * process starting in that instant can make its own, and two then hold the directory.
  */
-export async function removeStaleLock(path: string, staleText: string): Promise<boolean> {
+export async function removeStaleLock(fs: FileLayer, path: string, staleText: string): Promise<boolean> {
   const aside = `${path}.stale.${randomUUID()}`;
   try {
-    await rename(path, aside);
+    await fs.rename(path, aside);
   } catch (err) {
     if (isNotFound(err)) return false;
     throw err;
   }
   try {
-    if ((await readFile(aside, 'utf8')) === staleText) return true;
-    await link(aside, path).catch(() => {});
+    if ((await fs.readFile(aside)).toString('utf8') === staleText) return true;
+    await fs.link(aside, path).catch(() => {});
     return false;
   } finally {
-    await unlink(aside).catch(() => {});
+    await fs.unlink(aside).catch(() => {});
   }
 }

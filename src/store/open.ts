@@ -34,7 +34,7 @@ export async function openStore(dir: string, options: StoreOptions = {}): Promis
   const logger = options.logger ?? silentLogger;
   const fs = options.fs ?? nodeFileLayer;
   await makeDataDir(fs, dir, logger);
-  const release = await acquireLock(dir, logger);
+  const release = await acquireLock(fs, dir, logger);
   try {
     const loaded = await loadCatalogue(fs, dir);
     await repair(fs, dir, loaded, logger);
