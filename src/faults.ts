@@ -49,6 +49,18 @@ export class StoreCorruptError extends Error {
   }
 }
 
+/**
+ * A storage file in a format version this release cannot read: written by a later release. Nothing
+ * is damaged; run that release (or a later one) on the directory.
+ */
+export class StoreFormatError extends StoreCorruptError {
+  constructor(file: string, detail: string) {
+    super(file, 0, detail);
+    this.message = `storage file ${file} is in a format this release cannot read (${detail}): it was written by a later release`;
+    this.name = 'StoreFormatError';
+  }
+}
+
 /** A conditional write's condition did not hold for the book it would replace; nothing was written. */
 export class PreconditionFailedError extends Error {
   readonly code = ERROR_CODES.preconditionFailed;

@@ -11,7 +11,7 @@ import { runBackupCommand } from './cli/backup.ts';
 import { malformedDotenvLines } from './cli/dotenv-lines.ts';
 import { readTlsFiles } from './cli/tls-files.ts';
 import { parseCommand, USAGE, type Config } from './cli/command.ts';
-import { ConfigError, DataDirLockedError, StoreCorruptError } from './faults.ts';
+import { ConfigError, DataDirLockedError, StoreCorruptError, StoreFormatError } from './faults.ts';
 import { isNotFound } from './fs/durable-fs.ts';
 import { listen, SHUTDOWN_GRACE_MS } from './http/server.ts';
 import { batchLines, createLogger, type Logger } from './log.ts';
@@ -99,6 +99,7 @@ function startLogger(level: Config['logLevel']): Logger {
  * before it; a damaged snapshot can only be restored.
  */
 function withAdvice(err: StoreCorruptError): string {
+  if (err instanceof StoreFormatError) return `${err.message}. Nothing was changed; run the release that wrote it, or a later one (README: Storage, File formats)`;
   const next = basename(err.file).startsWith('journal-')
     ? `restore the data directory from a backup, or keep every change before that byte by cutting the file there (truncate -s ${err.offset} ${err.file}), losing the changes after it`
     : 'restore the data directory from a backup';

@@ -23,7 +23,8 @@ describe('a damaged journal: the one line says what the operator can do, and tha
     await store.close();
     const journal = join(dir, (await readdir(dir)).find((n) => n.startsWith('journal-')) as string);
     const text = await readFile(journal, 'utf8');
-    const second = Buffer.byteLength(`${text.split('\n')[0]}\n`);
+    // The byte offset of the second record's line (after the header line and the first record).
+    const second = text.indexOf('{"seq":2,');
     await writeFile(journal, text.slice(0, second) + text.slice(second).replace('Two', 'Twx'));
 
     const cwd = await temp.make();

@@ -195,13 +195,15 @@ export async function appendAndSync(handle: FileHandleLike, bytes: Uint8Array): 
 }
 
 /**
- * Creates a new empty file for appending and makes its directory entry durable. Append mode:
- * after a failed write is truncated away, the next write lands at the new end.
+ * Creates a new file for appending, makes its directory entry durable, then writes `header` and
+ * makes it durable; on failure the file is removed. Append mode: after a failed write is
+ * truncated away, the next write lands at the new end.
  */
-export async function createForAppend(fs: FileLayer, path: string): Promise<FileHandleLike> {
+export async function createForAppend(fs: FileLayer, path: string, header: Uint8Array): Promise<FileHandleLike> {
   const handle = await fs.open(path, 'ax', FILE_MODE);
   try {
     await fs.syncDir(dirname(path));
+    await appendAndSync(handle, header);
   } catch (err) {
     await handle.close();
     await fs.unlink(path).catch(() => {});

@@ -1,8 +1,8 @@
-import { join } from 'node:path';
-import { createForAppend, unlinkIfPresent } from '../fs/durable-fs.ts';
-import { journalName } from './journal.ts';
+import type { Logger } from '../log.ts';
+import type { FileLayer } from '../fs/durable-fs.ts';
+import type { JournalWriter } from './journal-writer.ts';
+import type { StoreObserver } from './observer.ts';
 import { SNAPSHOT_CHUNK_BOOKS, SnapshotAborted, writeSnapshot, type SnapshotHeader } from './snapshot.ts';
-import type { StoreState } from './state.ts';
 
 /**
  * When the journal is folded into a new snapshot (StoreOptions.compaction; each field optional
@@ -23,7 +23,21 @@ export interface CompactionOptions {
 
 export const COMPACTION_DEFAULTS: CompactionOptions = { minBytes: 256 * 1024, ratio: 0.25, chunkBooks: SNAPSHOT_CHUNK_BOOKS };
 
-interface Hooks {
+/** What compaction works with, and nothing else of the store. */
+export interface CompactorParts {
+  fs: FileLayer;
+  dir: string;
+  logger: Logger;
+  observer: StoreObserver;
+  journal: JournalWriter;
+  /** The size of the snapshot the store opened with (0 when none). */
+  snapshotBytes: number;
+  /** The committed sequence number and next id; read with no write in flight. */
+  position: () => SnapshotHeader;
+  /** The live books' JSON in ascending id order, read a chunk at a time, and how many there are. */
+  books: { values: () => Iterator<string>; readonly size: number };
+  /** A snapshot holding every change up to `seq` is durable (the change feed may let go of them). */
+  snapshotTaken: (seq: number) => void;
   closed: () => boolean;
   /** Runs the store's flush loop, which calls `maybeStart` between batches. */
   kick: () => void;
@@ -48,24 +62,25 @@ interface Request {
  */
 export class Compactor {
   completed = 0;
-  readonly #s: StoreState;
+  /** The size of the last durable snapshot. */
+  snapshotBytes: number;
+  readonly #p: CompactorParts;
   readonly #options: CompactionOptions;
-  readonly #hooks: Hooks;
   #running: Promise<void> | undefined;
   #requests: Request[] = [];
   /** After a failure, wait for this much journal before trying again. */
   #retryAtBytes = 0;
 
-  constructor(state: StoreState, options: CompactionOptions, hooks: Hooks) {
-    this.#s = state;
+  constructor(parts: CompactorParts, options: CompactionOptions) {
+    this.#p = parts;
     this.#options = options;
-    this.#hooks = hooks;
+    this.snapshotBytes = parts.snapshotBytes;
   }
 
   request(): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#requests.push({ resolve, reject });
-      this.#hooks.kick();
+      this.#p.kick();
     });
   }
 
@@ -81,9 +96,9 @@ export class Compactor {
   }
 
   #due(): boolean {
-    const { journal, snapshotBytes } = this.#s;
-    const limit = Math.max(this.#options.minBytes, this.#options.ratio * snapshotBytes);
-    return journal.bytes > limit && journal.bytes >= this.#retryAtBytes;
+    const { bytes } = this.#p.journal;
+    const limit = Math.max(this.#options.minBytes, this.#options.ratio * this.snapshotBytes);
+    return bytes > limit && bytes >= this.#retryAtBytes;
   }
 
   /** True when `maybeStart` would start a compaction: the flush loop then holds the next batch back. */
@@ -109,57 +124,42 @@ export class Compactor {
       .then(
         () => {
           requests.forEach((r) => r.resolve());
-          this.#s.observer.compacted((performance.now() - start) / 1000);
+          this.#p.observer.compacted((performance.now() - start) / 1000);
         },
         (err: unknown) => this.#failed(err, requests),
       )
       .catch(() => {})
       .finally(() => {
         this.#running = undefined;
-        if (this.#requests.length > 0 && !this.#hooks.closed()) this.#hooks.kick();
+        if (this.#requests.length > 0 && !this.#p.closed()) this.#p.kick();
       });
   }
 
   /** Starts journal S+1 (made durable in its directory) and retires the current one. */
   async #rotate(): Promise<SnapshotHeader> {
-    const s = this.#s;
-    const header = { seq: s.seq, nextId: s.nextId };
-    if (s.journal.firstSeq === s.seq + 1) return header;
-    const name = journalName(s.seq + 1);
-    const handle = await createForAppend(s.fs, join(s.dir, name));
-    const old = s.journal;
-    s.journal = { name, firstSeq: s.seq + 1, bytes: 0, handle };
-    s.older.push({ name: old.name, firstSeq: old.firstSeq, bytes: old.bytes });
-    await old.handle.close().catch((err: unknown) => s.logger.warn('closing a retired journal failed', { err: err as Error }));
+    const header = this.#p.position();
+    await this.#p.journal.rotate(header.seq + 1);
     return header;
   }
 
   async #snapshot(header: SnapshotHeader): Promise<void> {
-    const s = this.#s;
-    const { bytes } = await writeSnapshot(s.fs, s.dir, header, s.index.values(), {
+    const p = this.#p;
+    const { bytes } = await writeSnapshot(p.fs, p.dir, header, p.books.values(), {
       chunkBooks: this.#options.chunkBooks,
-      aborted: this.#hooks.closed,
+      aborted: p.closed,
     });
-    s.snapshotBytes = bytes;
-    const obsolete = s.older;
-    s.older = [];
-    for (const j of obsolete) {
-      await unlinkIfPresent(s.fs, join(s.dir, j.name)).catch((err: unknown) => {
-        // Recovery skips a journal the snapshot covers, so one left behind costs only space.
-        s.logger.warn('could not delete a compacted journal', { err: err as Error, file: j.name });
-      });
-    }
-    if (obsolete.length > 0) await s.fs.syncDir(s.dir);
+    this.snapshotBytes = bytes;
+    await p.journal.deleteRetired();
     this.completed++;
-    s.feed.snapshotTaken(header.seq);
-    s.logger.debug('compacted the journal into a snapshot', { seq: header.seq, books: s.index.size, snapshotBytes: bytes });
+    p.snapshotTaken(header.seq);
+    p.logger.debug('compacted the journal into a snapshot', { seq: header.seq, books: p.books.size, snapshotBytes: bytes });
   }
 
   #failed(err: unknown, requests: Request[]): void {
-    this.#retryAtBytes = this.#s.journal.bytes + this.#options.minBytes;
+    this.#retryAtBytes = this.#p.journal.bytes + this.#options.minBytes;
     for (const r of requests) r.reject(err);
     if (!(err instanceof SnapshotAborted)) {
-      this.#s.logger.error('compaction failed; the journal still holds every change', { err: err as Error });
+      this.#p.logger.error('compaction failed; the journal still holds every change', { err: err as Error });
     }
   }
 }

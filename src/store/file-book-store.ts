@@ -1,15 +1,32 @@
-import { join } from 'node:path';
 import type { Book, BookFields, BookPatch } from '../model/book.ts';
 import { ChangesUnavailableError, PreconditionFailedError, StoreUnavailableError } from '../faults.ts';
-import { appendAndSync } from '../fs/durable-fs.ts';
+import type { Logger } from '../log.ts';
+import type { FileLayer } from '../fs/durable-fs.ts';
 import type { DurableBookStore, StoreStats, VersionCondition } from './book-store.ts';
 import { changeOf, type Change } from './change.ts';
-import type { ChangeFeed } from './change-log.ts';
+import type { ChangeFeed, ChangeLog } from './change-log.ts';
 import { Compactor, type CompactionOptions } from './compaction.ts';
 import { planBatch, PRECONDITION_FAILED, type Op, type Result } from './batch.ts';
-import type { ListSnapshot } from './book-index.ts';
+import type { BookIndex, ListSnapshot } from './book-index.ts';
+import type { JournalWriter } from './journal-writer.ts';
+import type { StoreObserver } from './observer.ts';
 import { WriteProbe } from './write-probe.ts';
-import type { StoreState } from './state.ts';
+
+/** What openStore recovered and opened, handed to the store (which owns it from then on). */
+export interface RecoveredStore {
+  dir: string;
+  fs: FileLayer;
+  logger: Logger;
+  observer: StoreObserver;
+  index: BookIndex;
+  nextId: number;
+  seq: number;
+  journal: JournalWriter;
+  snapshotBytes: number;
+  /** The change feed: the store appends each durable batch, the compactor reports snapshots. */
+  feed: ChangeLog;
+  release: () => Promise<void>;
+}
 
 interface Waiter {
   op: Op;
@@ -29,7 +46,14 @@ function answerWaiter(w: Waiter, result: Result): void {
  */
 export class FileBookStore implements DurableBookStore {
   readonly dir: string;
-  readonly #s: StoreState;
+  readonly #logger: Logger;
+  readonly #observer: StoreObserver;
+  readonly #index: BookIndex;
+  readonly #journal: JournalWriter;
+  readonly #feed: ChangeLog;
+  readonly #release: () => Promise<void>;
+  #nextId: number;
+  #seq: number;
   readonly #compactor: Compactor;
   #queue: Waiter[] = [];
   /** Waiters the flush loop took from the queue and has not answered yet. */
@@ -44,29 +68,49 @@ export class FileBookStore implements DurableBookStore {
   /** Runs while a write has failed and none has succeeded since: a probe ends it when the disk works. */
   readonly #probe: WriteProbe;
 
-  constructor(state: StoreState, compaction: CompactionOptions, probeIntervalMs: number) {
-    this.dir = state.dir;
-    this.#s = state;
-    this.#probe = new WriteProbe(state, probeIntervalMs);
-    this.#compactor = new Compactor(state, compaction, {
-      closed: () => this.#closed,
-      kick: () => {
-        this.#flushing ??= this.#flushLoop();
+  constructor(r: RecoveredStore, compaction: CompactionOptions, probeIntervalMs: number) {
+    this.dir = r.dir;
+    this.#logger = r.logger;
+    this.#observer = r.observer;
+    this.#index = r.index;
+    this.#journal = r.journal;
+    this.#feed = r.feed;
+    this.#release = r.release;
+    this.#nextId = r.nextId;
+    this.#seq = r.seq;
+    this.#probe = new WriteProbe(r, probeIntervalMs);
+    const { fs, dir, logger, observer, journal, snapshotBytes, index, feed } = r;
+    this.#compactor = new Compactor(
+      {
+        fs,
+        dir,
+        logger,
+        observer,
+        journal,
+        snapshotBytes,
+        books: index,
+        position: () => ({ seq: this.#seq, nextId: this.#nextId }),
+        snapshotTaken: (seq) => feed.snapshotTaken(seq),
+        closed: () => this.#closed,
+        kick: () => {
+          this.#flushing ??= this.#flushLoop();
+        },
       },
-    });
+      compaction,
+    );
   }
 
   get size(): number {
-    return this.#s.index.size;
+    return this.#index.size;
   }
 
   get feed(): ChangeFeed {
-    return this.#s.feed;
+    return this.#feed;
   }
 
   changes(since: number, limit = 1000): Change[] {
-    const entries = this.#s.feed.after(since, limit);
-    if (entries === undefined) throw new ChangesUnavailableError(since, this.#s.feed.oldest);
+    const entries = this.#feed.after(since, limit);
+    if (entries === undefined) throw new ChangesUnavailableError(since, this.#feed.oldest);
     return entries.map(changeOf);
   }
 
@@ -75,26 +119,25 @@ export class FileBookStore implements DurableBookStore {
   }
 
   get stats(): Readonly<StoreStats> {
-    const { journal, older, seq, snapshotBytes } = this.#s;
-    const journalBytes = older.reduce((n, j) => n + j.bytes, journal.bytes);
-    return { ...this.#stats, datasyncs: this.#stats.batches, compactions: this.#compactor.completed, queued: this.#queue.length, seq, journalBytes, snapshotBytes };
+    const compactor = this.#compactor;
+    return { ...this.#stats, datasyncs: this.#stats.batches, compactions: compactor.completed, queued: this.#queue.length, seq: this.#seq, journalBytes: this.#journal.totalBytes, snapshotBytes: compactor.snapshotBytes };
   }
 
   getJson(id: number): string | undefined {
-    return this.#s.index.get(id);
+    return this.#index.get(id);
   }
 
   listJson(): string {
-    return this.#s.index.listJson();
+    return this.#index.listJson();
   }
 
   listSnapshot(): ListSnapshot {
-    this.#snapshot ??= this.#s.index.snapshot();
+    this.#snapshot ??= this.#index.snapshot();
     return this.#snapshot;
   }
 
   booksAfter(after: number, limit: number): { books: string[]; more: boolean } {
-    return this.#s.index.booksAfter(after, limit);
+    return this.#index.booksAfter(after, limit);
   }
 
   create(fields: BookFields): Promise<Book> {
@@ -127,10 +170,10 @@ export class FileBookStore implements DurableBookStore {
       await this.#flushing;
       this.#compactor.cancel(this.#unavailable() as StoreUnavailableError);
       await this.#compactor.idle();
-      await this.#s.journal.handle.close();
+      await this.#journal.close();
     } finally {
       // The directory must be usable again (a restart, a retry) even when closing the file failed.
-      await this.#s.release();
+      await this.#release();
     }
   }
 
@@ -207,37 +250,35 @@ export class FileBookStore implements DurableBookStore {
    * to memory; resolves with what answers the batch's waiters. The write starts before this returns.
    */
   async #commit(batch: Waiter[]): Promise<() => void> {
-    const s = this.#s;
+    const index = this.#index;
     const { changes, results, text, entries, nextId, seq } = planBatch(
       batch.map((w) => w.op),
-      (id) => s.index.get(id),
-      s.nextId,
-      s.seq,
+      (id) => index.get(id),
+      this.#nextId,
+      this.#seq,
     );
     if (text !== '') {
-      const bytes = Buffer.from(text, 'utf8');
       let syncSeconds: number;
       try {
-        syncSeconds = await appendAndSync(s.journal.handle, bytes);
+        syncSeconds = await this.#journal.append(Buffer.from(text, 'utf8'));
       } catch (cause) {
         await this.#undoFailedWrite(batch, cause);
         return () => {};
       }
-      s.journal.bytes += bytes.length;
       this.#probe.succeeded();
       this.#stats.batches++;
-      this.#stats.records += seq - s.seq;
-      s.observer.committed(seq - s.seq, syncSeconds);
+      this.#stats.records += seq - this.#seq;
+      this.#observer.committed(seq - this.#seq, syncSeconds);
     }
     for (const [id, json] of changes) {
-      if (json === null) s.index.delete(id);
-      else s.index.set(id, json);
+      if (json === null) index.delete(id);
+      else index.set(id, json);
     }
     if (changes.size > 0) this.#snapshot = undefined;
-    s.nextId = nextId;
-    s.seq = seq;
+    this.#nextId = nextId;
+    this.#seq = seq;
     // The feed's hook: only now is the batch durable (fdatasync returned) and in memory.
-    if (entries.length > 0) s.feed.append(entries);
+    if (entries.length > 0) this.#feed.append(entries);
     return () => batch.forEach((w, i) => answerWaiter(w, results[i] as Result));
   }
 
@@ -248,18 +289,15 @@ export class FileBookStore implements DurableBookStore {
    * if the cut itself fails, the file's state is unknown and writes stop until a restart.
    */
   async #undoFailedWrite(batch: Waiter[], cause: unknown): Promise<void> {
-    const s = this.#s;
     const waiting = batch.concat(this.#queue);
     this.#inFlight = waiting;
     this.#queue = [];
-    s.logger.error('journal write failed; the changes waiting for it were not applied', { err: cause as Error, changes: waiting.length });
-    s.observer.writeFailed();
+    this.#logger.error('journal write failed; the changes waiting for it were not applied', { err: cause as Error, changes: waiting.length });
+    this.#observer.writeFailed();
     try {
-      await s.journal.handle.truncate(s.journal.bytes);
-      await s.journal.handle.datasync();
-    } catch (truncateErr) {
-      this.#broken = truncateErr as Error;
-      s.logger.error('could not cut the journal back after a failed write: writes are refused until restart', { err: truncateErr as Error, file: join(s.dir, s.journal.name) });
+      await this.#journal.cutBack();
+    } catch (cutErr) {
+      this.#broken = cutErr as Error;
       // Changes queued during the cut would follow a record still in the file, reusing its
       // sequence number: the journal would then refuse to replay at the next start.
       const unavailable = this.#unavailable() as StoreUnavailableError;

@@ -7,12 +7,42 @@ import { bookIdAt, decimalAt } from './decimal.ts';
  * `,"crc":`. A put carries the book's full state, so replaying a record twice is harmless.
  * Files are named after the first sequence number they hold, zero-padded so `ls` lists them in
  * replay order.
+ *
+ * Each file starts with a header line, `{"format":"book-catalogue-journal","version":1}`, so that a
+ * later release can read what this one wrote and this one refuses what a later one wrote (issue
+ * 16, point 5: the files on disk do not change when the API's JSON does). A line in the file, not
+ * the file's name: the name already says where the file sits in replay order, the marker travels
+ * with the bytes through a copy or a restore, and `head -1` shows it. A file without the header was
+ * written before it existed and holds version 1 records. The header is written and fdatasynced
+ * before the file receives a record, so a crash can tear only the header of a file with no record:
+ * recovery handles that like any torn final record.
  */
+export const JOURNAL_FORMAT = 'book-catalogue-journal';
+export const JOURNAL_VERSION = 1;
+/** Later versions keep this prefix, so that any release can tell which version a file is in. */
+const HEADER_PREFIX = `{"format":"${JOURNAL_FORMAT}","version":`;
+export const JOURNAL_HEADER = Buffer.from(`${HEADER_PREFIX}${JOURNAL_VERSION}}\n`, 'latin1');
 const CRC_MARK = ',"crc":';
 const SEQ_PREFIX = '{"seq":';
 const PUT_INFIX = '"op":"put","book":';
 const DEL_INFIX = '"op":"del","id":';
 const NAME = /^journal-(\d{16})\.jsonl$/;
+
+/** A journal file as the store tracks it. */
+export interface JournalFile {
+  name: string;
+  firstSeq: number;
+  /** Bytes of the header and whole, durable records. */
+  bytes: number;
+}
+
+/** A journal file as recovery found it. */
+export interface RecoveredJournal extends JournalFile {
+  /** Its last record's sequence number (firstSeq - 1 when it has none). */
+  lastSeq: number;
+  /** Whether it starts with the header (scanJournal). */
+  marked: boolean;
+}
 
 export type JournalRecord = { seq: number; op: 'put'; id: number; json: string } | { seq: number; op: 'del'; id: number };
 
@@ -77,8 +107,10 @@ function parseRecord(buf: Buffer, start: number, end: number): JournalRecord | u
 export interface ScanResult {
   /** Sequence number of the last good record (firstSeq - 1 when none). */
   lastSeq: number;
-  /** Bytes of whole good records; anything after is a torn tail (or nothing). */
+  /** Bytes of the header and whole good records; anything after is a torn tail (or nothing). */
   goodLength: number;
+  /** Whether the file starts with the header (false: written before headers existed, or empty). */
+  marked: boolean;
 }
 
 export class JournalDamage extends Error {
@@ -89,6 +121,33 @@ export class JournalDamage extends Error {
   }
 }
 
+/** A journal whose header names a version this release cannot read: written by a later one. */
+export class JournalVersionUnknown extends Error {
+  readonly version: string;
+  constructor(version: string) {
+    super(`the journal is in format version ${version}; this release reads version ${JOURNAL_VERSION}`);
+    this.version = version;
+  }
+}
+
+/**
+ * The header line buf[0, end) → the offset records start at; throws when it is a header this
+ * release cannot read. undefined when the first line is not a header (a file from before them).
+ */
+function headerLength(buf: Buffer, end: number): number | undefined {
+  if (!startsWith(buf, 0, latin1('{"format":'))) return undefined;
+  const version = /^\d{1,9}(?=[,}])/.exec(buf.toString('latin1', HEADER_PREFIX.length, end));
+  if (!startsWith(buf, 0, latin1(HEADER_PREFIX)) || version === null) throw new JournalDamage(0, 'the header does not parse');
+  if (Number(version[0]) !== JOURNAL_VERSION) throw new JournalVersionUnknown(version[0]);
+  if (end + 1 !== JOURNAL_HEADER.length || !startsWith(buf, 0, JOURNAL_HEADER)) throw new JournalDamage(0, 'the header does not parse');
+  return end + 1;
+}
+
+/** True when the file holds no record: empty, or a header (whole or torn) and nothing after it. */
+export function holdsNoRecord(bytes: Buffer): boolean {
+  return bytes.length <= JOURNAL_HEADER.length && JOURNAL_HEADER.subarray(0, bytes.length).equals(bytes);
+}
+
 /**
  * Walks a journal file's bytes. A final line without its newline is a torn tail (a crash
  * mid-append: the newline is the last byte written, and zeros a power loss leaves hold none): the
@@ -97,12 +156,16 @@ export class JournalDamage extends Error {
  * one is damage, and dropping it could silently lose an acknowledged change.
  */
 export function scanJournal(bytes: Buffer, firstSeq: number, apply: (r: JournalRecord) => void): ScanResult {
-  let offset = 0;
+  const firstEnd = bytes.indexOf(10);
+  // A header without its newline is torn like a record: the loop below stops at it.
+  const header = firstEnd === -1 ? undefined : headerLength(bytes, firstEnd);
+  const marked = header !== undefined;
+  let offset = header ?? 0;
   let expected = firstSeq;
   while (offset < bytes.length) {
     const end = bytes.indexOf(10, offset);
     // A record without its newline was never acknowledged (the ack waits for the whole write).
-    if (end === -1) return { lastSeq: expected - 1, goodLength: offset };
+    if (end === -1) return { lastSeq: expected - 1, goodLength: offset, marked };
     const record = parseRecord(bytes, offset, end);
     if (record === undefined) throw new JournalDamage(offset, 'record does not parse or fails its checksum');
     if (record.seq !== expected) throw new JournalDamage(offset, `sequence number ${record.seq} where ${expected} was expected`);
@@ -110,5 +173,5 @@ export function scanJournal(bytes: Buffer, firstSeq: number, apply: (r: JournalR
     expected++;
     offset = end + 1;
   }
-  return { lastSeq: expected - 1, goodLength: offset };
+  return { lastSeq: expected - 1, goodLength: offset, marked };
 }

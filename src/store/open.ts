@@ -2,13 +2,12 @@ import { join } from 'node:path';
 import { ChangeLog } from './change-log.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import { COMPACTION_DEFAULTS, type CompactionOptions } from './compaction.ts';
-import { createForAppend, FILE_MODE, makeDataDir, nodeFileLayer, unlinkIfPresent, writeAtomic, type FileHandleLike, type FileLayer } from '../fs/durable-fs.ts';
-import { journalName } from './journal.ts';
+import { makeDataDir, nodeFileLayer, unlinkIfPresent, writeAtomic, type FileLayer } from '../fs/durable-fs.ts';
+import { JournalWriter } from './journal-writer.ts';
 import { acquireLock } from './lock.ts';
 import { NO_STORE_OBSERVER, type StoreObserver } from './observer.ts';
 import { DEFAULT_PROBE_INTERVAL_MS } from './write-probe.ts';
 import { loadCatalogue, type LoadedCatalogue } from './recovery.ts';
-import type { ActiveJournal } from './state.ts';
 import type { DurableBookStore } from './book-store.ts';
 import { FileBookStore } from './file-book-store.ts';
 
@@ -38,12 +37,11 @@ export async function openStore(dir: string, options: StoreOptions = {}): Promis
   try {
     const loaded = await loadCatalogue(fs, dir);
     await repair(fs, dir, loaded, logger);
-    const journal = await activeJournal(fs, dir, loaded);
-    const older = loaded.journals.filter((j) => j.name !== journal.name);
+    const journal = await JournalWriter.open(fs, dir, logger, loaded.journals, loaded.seq);
     const observer = options.observer ?? NO_STORE_OBSERVER;
     const feed = new ChangeLog(loaded.seq, loaded.changes, (err) => logger.error('a change feed listener threw; it was unsubscribed', { err: err as Error }));
-    const state = { dir, fs, logger, observer, index: loaded.index, nextId: loaded.nextId, seq: loaded.seq, journal, older, snapshotBytes: loaded.snapshotBytes, feed, release };
-    const store = new FileBookStore(state, { ...COMPACTION_DEFAULTS, ...options.compaction }, options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS);
+    const recovered = { dir, fs, logger, observer, index: loaded.index, nextId: loaded.nextId, seq: loaded.seq, journal, snapshotBytes: loaded.snapshotBytes, feed, release };
+    const store = new FileBookStore(recovered, { ...COMPACTION_DEFAULTS, ...options.compaction }, options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS);
     observer.opened(store);
     return store;
   } catch (err) {
@@ -76,17 +74,4 @@ async function repair(fs: FileLayer, dir: string, loaded: LoadedCatalogue, logge
     await fs.syncDir(dir);
     logger.info('removed files a crash left mid-compaction', { files: leftovers });
   }
-}
-
-/** New records go to the last journal when it ends at the last record; otherwise to a new one. */
-async function activeJournal(fs: FileLayer, dir: string, loaded: LoadedCatalogue): Promise<ActiveJournal> {
-  const last = loaded.journals.at(-1);
-  let handle: FileHandleLike;
-  if (last !== undefined && last.lastSeq === loaded.seq) {
-    handle = await fs.open(join(dir, last.name), 'a', FILE_MODE);
-    return { name: last.name, firstSeq: last.firstSeq, bytes: last.bytes, handle };
-  }
-  const name = journalName(loaded.seq + 1);
-  handle = await createForAppend(fs, join(dir, name));
-  return { name, firstSeq: loaded.seq + 1, bytes: 0, handle };
 }

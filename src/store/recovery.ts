@@ -1,17 +1,11 @@
 import { join } from 'node:path';
-import { StoreCorruptError } from '../faults.ts';
+import { StoreCorruptError, StoreFormatError } from '../faults.ts';
 import type { ChangeEntry } from './change.ts';
 import { BookIndex } from './book-index.ts';
 import { TEMP_SUFFIX, type FileLayer } from '../fs/durable-fs.ts';
 import { PROBE_FILE } from './write-probe.ts';
-import { journalFirstSeq, JournalDamage, scanJournal, type JournalRecord } from './journal.ts';
+import { holdsNoRecord, journalFirstSeq, JournalDamage, JournalVersionUnknown, scanJournal, type JournalRecord, type RecoveredJournal } from './journal.ts';
 import { readSnapshot, SNAPSHOT_FILE } from './snapshot.ts';
-import type { JournalFile } from './state.ts';
-
-export interface RecoveredJournal extends JournalFile {
-  /** Its last record's sequence number (firstSeq - 1 when it has none). */
-  lastSeq: number;
-}
 
 /** What the files say, read without changing them. */
 export interface LoadedCatalogue {
@@ -71,8 +65,8 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
     const expected = journals.length === 0 ? Math.min(firstSeq, snapshotSeq + 1) : seq + 1;
     const bytes = await fs.readFile(path);
     if (firstSeq !== expected) {
-      // An empty journal overlapping records another holds: left by a rotation that failed half-way.
-      if (bytes.length === 0 && firstSeq < expected) {
+      // A journal with no record overlapping records another holds: left by a rotation that failed half-way.
+      if (holdsNoRecord(bytes) && firstSeq < expected) {
         stale.push(name);
         continue;
       }
@@ -83,6 +77,7 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
       result = scanJournal(bytes, firstSeq, apply);
     } catch (err) {
       if (err instanceof JournalDamage) throw new StoreCorruptError(path, err.offset, err.message);
+      if (err instanceof JournalVersionUnknown) throw new StoreFormatError(path, err.message);
       throw err;
     }
     if (result.goodLength < bytes.length) {
@@ -94,7 +89,7 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
       torn = { name, offset: result.goodLength, bytes: Buffer.from(tail), ids };
     }
     seq = Math.max(seq, result.lastSeq);
-    journals.push({ name, firstSeq, bytes: result.goodLength, lastSeq: result.lastSeq });
+    journals.push({ name, firstSeq, bytes: result.goodLength, lastSeq: result.lastSeq, marked: result.marked });
   }
   const temps = names.filter((n) => n === `${SNAPSHOT_FILE}${TEMP_SUFFIX}` || n === PROBE_FILE);
   return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, changes, journals, torn, stale, temps };

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { bookJson, type Book } from '../model/book.ts';
-import { StoreCorruptError } from '../faults.ts';
+import { StoreCorruptError, StoreFormatError } from '../faults.ts';
 import { isNotFound, writeAtomic, type FileLayer } from '../fs/durable-fs.ts';
 import { pageOf, type BookIndex } from './book-index.ts';
 import { bookIdAt } from './decimal.ts';
@@ -20,6 +20,7 @@ import { bookIdAt } from './decimal.ts';
  */
 export const SNAPSHOT_FILE = 'snapshot.json';
 const FORMAT = 'book-catalogue-snapshot';
+const SNAPSHOT_VERSION = 1;
 const TRAILER_MARK = '\n],"count":';
 /** ~150 KB per write at typical book sizes: each chunk costs well under a millisecond to build. */
 export const SNAPSHOT_CHUNK_BOOKS = 2000;
@@ -60,7 +61,7 @@ export async function writeSnapshot(
       bytes += buf.length;
       await write(buf);
     };
-    await emit(`{"format":"${FORMAT}","version":1,"seq":${header.seq},"nextId":${header.nextId},"books":[`);
+    await emit(`{"format":"${FORMAT}","version":${SNAPSHOT_VERSION},"seq":${header.seq},"nextId":${header.nextId},"books":[`);
     for (let done = false; !done; ) {
       if (options.aborted?.() === true) throw new SnapshotAborted('snapshot abandoned');
       let text = '';
@@ -108,6 +109,9 @@ export async function readSnapshot(fs: FileLayer, dir: string, index: BookIndex)
   const headerEnd = buf.indexOf(10);
   const header = parseHeader(buf.toString('utf8', 0, headerEnd === -1 ? buf.length : headerEnd));
   if (header === undefined) throw corrupt(path, 0, 'the header does not parse');
+  if (header.version !== SNAPSHOT_VERSION) {
+    throw new StoreFormatError(path, `the snapshot is in format version ${header.version}; this release reads version ${SNAPSHOT_VERSION}`);
+  }
   const trailerStart = buf.lastIndexOf(TRAILER_MARK);
   const trailer = trailerStart < headerEnd ? undefined : parseTrailer(buf.toString('utf8', trailerStart + 3));
   if (trailer === undefined) throw corrupt(path, Math.max(trailerStart, headerEnd, 0), 'the trailer is missing or does not parse');
@@ -135,12 +139,15 @@ export async function readSnapshot(fs: FileLayer, dir: string, index: BookIndex)
   return { seq: header.seq, nextId: Math.max(header.nextId, lastId + 1), bytes: buf.length };
 }
 
-function parseHeader(line: string): SnapshotHeader | undefined {
+/** The header as far as its version: the rest of a later version's header may differ. */
+function parseHeader(line: string): (SnapshotHeader & { version: number }) | undefined {
+  const version = /^\{"format":"book-catalogue-snapshot","version":(\d{1,9})[,}]/.exec(line)?.[1];
+  if (version === undefined) return undefined;
+  if (Number(version) !== SNAPSHOT_VERSION) return { version: Number(version), seq: 0, nextId: 0 };
   try {
     const h = JSON.parse(`${line}]}`) as Record<string, unknown>;
-    if (h.format !== FORMAT || h.version !== 1) return undefined;
-    if (!Number.isSafeInteger(h.seq) || !Number.isSafeInteger(h.nextId)) return undefined;
-    return { seq: h.seq as number, nextId: h.nextId as number };
+    if (h.format !== FORMAT || !Number.isSafeInteger(h.seq) || !Number.isSafeInteger(h.nextId)) return undefined;
+    return { version: SNAPSHOT_VERSION, seq: h.seq as number, nextId: h.nextId as number };
   } catch {
     return undefined;
   }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { appendAndSync, FILE_MODE, unlinkIfPresent } from '../fs/durable-fs.ts';
-import type { StoreState } from './state.ts';
+import type { Logger } from '../log.ts';
+import type { FileLayer } from '../fs/durable-fs.ts';
 
 /** The file the probe writes, makes durable and removes; recovery removes one a crash left. */
 export const PROBE_FILE = 'write-probe.tmp';
@@ -15,7 +16,7 @@ export const DEFAULT_PROBE_INTERVAL_MS = 5_000;
  * probe (or client write) that succeeds ends it. It never touches the journal.
  */
 export class WriteProbe {
-  readonly #s: StoreState;
+  readonly #s: { fs: FileLayer; dir: string; logger: Logger };
   readonly #intervalMs: number;
   #timer: NodeJS.Timeout | undefined;
   #inFlight: Promise<void> | undefined;
@@ -23,8 +24,8 @@ export class WriteProbe {
   /** Failed writes so far: a probe that began before the latest failure proves nothing about it. */
   #failures = 0;
 
-  constructor(state: StoreState, intervalMs: number) {
-    this.#s = state;
+  constructor(where: { fs: FileLayer; dir: string; logger: Logger }, intervalMs: number) {
+    this.#s = { fs: where.fs, dir: where.dir, logger: where.logger };
     this.#intervalMs = intervalMs;
   }
 
