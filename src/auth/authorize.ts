@@ -28,11 +28,8 @@ function tokenFrom(header: string | undefined): string {
 export const BEARER_CHALLENGE = 'Bearer realm="book-catalogue"';
 
 /* The 401s are the answers an unauthenticated flood gets: encoded once, not per request. */
-const TOKEN_REQUIRED: Reply = { ...encodedReply(ANSWERS.tokenRequired, 'null'), headers: { 'www-authenticate': BEARER_CHALLENGE } };
-const INVALID_TOKEN: Reply = {
-  ...encodedReply(ANSWERS.invalidToken, 'null'),
-  headers: { 'www-authenticate': `${BEARER_CHALLENGE}, error="invalid_token"` },
-};
+const TOKEN_REQUIRED = encodedReply(ANSWERS.tokenRequired, 'null', { 'www-authenticate': BEARER_CHALLENGE });
+const INVALID_TOKEN = encodedReply(ANSWERS.invalidToken, 'null', { 'www-authenticate': `${BEARER_CHALLENGE}, error="invalid_token"` });
 
 export interface AuthorizerOptions {
   keys: SigningKeys;

@@ -3,6 +3,7 @@ import { isJsonMediaType } from '../http/media-type.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { answer, jsonBody, NO_ROUTE, NULL, ref, TOO_LARGE, TRANSPORT, WWW_AUTHENTICATE } from '../http/openapi.ts';
 import type { Schema } from '../http/openapi-types.ts';
+import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
 import type { Logger } from '../log.ts';
 import { BEARER_CHALLENGE } from './authorize.ts';
@@ -107,7 +108,7 @@ export const TOKEN_ROUTE = defineRoute({
         }
         issued = { iat, data: `{"token":${JSON.stringify(token)}}` };
       }
-      return { ...ANSWERS.tokenGenerated, data: issued.data };
+      return envelopeReply(ANSWERS.tokenGenerated, issued.data);
     };
   },
 });

@@ -2,6 +2,7 @@ import { readJsonObject } from '../http/body.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { answer, jsonBody, NO_ROUTE, PROTECTED, ref, TOO_LARGE, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
 import type { Header, Parameter, Schema } from '../http/openapi-types.ts';
+import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
 import { bookJson } from '../model/book.ts';
 import { MAX_TEXT_LENGTH, MAX_YEAR, MIN_YEAR, validFields, validPatch } from '../model/valid-book.ts';
@@ -59,7 +60,7 @@ const PRECONDITION_FAILED = answer(412, [ANSWERS.preconditionFailed.message]);
 
 /** A book answer with its strong ETag (RFC 9110 §8.8.3), so a client can send it back in If-Match. */
 function bookReply(answered: typeof ANSWERS.bookCreated | typeof ANSWERS.bookRetrieved | typeof ANSWERS.bookUpdated, json: string): Reply {
-  return { ...answered, data: json, headers: { etag: bookEtag(json) } };
+  return envelopeReply(answered, json, { etag: bookEtag(json) });
 }
 
 /** POST /book (docs/contract.md, "Books"). */
@@ -178,7 +179,7 @@ const DELETE_BOOK = defineRoute({
     async ({ req, params }): Promise<Reply> => {
       const id = parseBookId(params.id);
       if (!(await store.remove(id, ifMatchCondition(req.headers['if-match'])))) throw refusal('bookNotFound');
-      return { ...ANSWERS.bookDeleted, data: 'null' };
+      return envelopeReply(ANSWERS.bookDeleted, 'null');
     },
 });
 

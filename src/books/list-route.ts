@@ -2,6 +2,7 @@ import { ClientAbortedError } from '../http/body.ts';
 import { ANSWERS } from '../http/messages.ts';
 import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
 import type { Parameter } from '../http/openapi-types.ts';
+import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type EnvelopeReply, type Reply } from '../http/route.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
 import type { BookStore } from '../store/book-store.ts';
@@ -68,7 +69,8 @@ export const LIST_BOOKS = defineRoute({
       if (query === undefined) {
         const snapshot = store.listSnapshot();
         if (listed?.snapshot !== snapshot) {
-          listed = { snapshot, reply: { ...ANSWERS.booksRetrieved, data: '', body: listBody(ANSWERS.booksRetrieved, snapshot) } };
+          const { status, message } = ANSWERS.booksRetrieved;
+          listed = { snapshot, reply: { status, message, data: '', body: listBody(ANSWERS.booksRetrieved, snapshot) } };
         }
         return listed.reply;
       }
@@ -92,5 +94,5 @@ function pageReply(query: ListQuery, books: readonly string[], more: boolean, to
     const q = query.q === undefined ? '' : `&q=${encodeURIComponent(query.q)}`;
     headers.link = `</books?limit=${query.limit}&after=${idAt(last, BOOK_START.length)}${q}>; rel="next"`;
   }
-  return { ...ANSWERS.booksRetrieved, data: `[${books.join(',')}]`, headers };
+  return envelopeReply(ANSWERS.booksRetrieved, `[${books.join(',')}]`, headers);
 }

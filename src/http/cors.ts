@@ -59,11 +59,13 @@ export function createCors(origins: readonly string[]): Cors | undefined {
   };
   // The answer depends on Origin unless every origin gets `*` (Fetch standard, "CORS protocol and HTTP caches").
   const vary: Record<string, string> = any ? {} : { vary: 'Origin' };
+  const anyOrigin = { 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSE_HEADERS };
   return {
     responseHeaders(origin) {
       const allow = allowOrigin(origin);
       if (allow === undefined) return vary;
-      return { ...vary, 'access-control-allow-origin': allow, 'access-control-expose-headers': EXPOSE_HEADERS };
+      // Object literals, not `{ ...vary, … }`: see envelopeReply in respond.ts.
+      return any ? anyOrigin : { vary: 'Origin', 'access-control-allow-origin': allow, 'access-control-expose-headers': EXPOSE_HEADERS };
     },
     preflightHeaders(req, allow) {
       if (req.method !== 'OPTIONS' || req.headers['access-control-request-method'] === undefined) return undefined;

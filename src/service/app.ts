@@ -7,8 +7,8 @@ import { createCors } from '../http/cors.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { createReplyWriter, UNMATCHED_ROUTE } from '../http/reply-writer.ts';
 import { malformedRequest, pathOf, requestIdFrom } from '../http/request.ts';
-import { encodedReply } from '../http/respond.ts';
-import type { EnvelopeReply, Handler, Reply, RequestContext } from '../http/route.ts';
+import { encodedReply, envelopeReply } from '../http/respond.ts';
+import type { Handler, Reply, RequestContext } from '../http/route.ts';
 import { Router } from '../http/router.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import { EVENT_STREAM_DEFAULTS, StreamRegistry, type EventStreamOptions } from '../events/stream-registry.ts';
@@ -78,8 +78,8 @@ interface BoundRoute {
 }
 
 const NOT_FOUND = encodedReply(ANSWERS.notFound, 'null');
-const BOOK_REFUSED: EnvelopeReply = { ...ANSWERS.invalidInput, data: 'null' };
-const PRECONDITION_FAILED: EnvelopeReply = { ...ANSWERS.preconditionFailed, data: 'null' };
+const BOOK_REFUSED = envelopeReply(ANSWERS.invalidInput, 'null');
+const PRECONDITION_FAILED = envelopeReply(ANSWERS.preconditionFailed, 'null');
 
 /** The library faults a request can meet, as answers: the one place they are mapped. */
 function answerFault(err: unknown): Reply | undefined {
@@ -89,7 +89,7 @@ function answerFault(err: unknown): Reply | undefined {
 }
 
 function methodNotAllowed(allow: string): Reply {
-  return { ...ANSWERS.methodNotAllowed, data: 'null', headers: { allow } };
+  return envelopeReply(ANSWERS.methodNotAllowed, 'null', { allow });
 }
 
 const NO_PARAMS = Object.freeze({});
@@ -147,7 +147,7 @@ export function createApp(options: AppOptions): App {
       if (match.kind === 'none') return send(ctx, NOT_FOUND);
       if (match.kind === 'method') {
         const preflight = cors?.preflightHeaders(req, match.allow);
-        return send(ctx, preflight === undefined ? methodNotAllowed(match.allow) : { ...ANSWERS.ok, data: 'null', headers: preflight });
+        return send(ctx, preflight === undefined ? methodNotAllowed(match.allow) : envelopeReply(ANSWERS.ok, 'null', preflight));
       }
       const route = match.route;
       const refused = route.auth ? authorize(ctx) : undefined;

@@ -9,6 +9,8 @@ export interface HealthRouteDeps {
   readonly isDraining: () => boolean;
 }
 
+const LIVE = encodedReply(ANSWERS.ok, '{"status":"ok"}');
+
 /** Liveness (docs/contract.md, "Operations endpoints"): while draining, 503 tells a load balancer to send new requests elsewhere. */
 export const HEALTH_ROUTE = defineRoute({
   method: 'GET',
@@ -31,7 +33,7 @@ export const HEALTH_ROUTE = defineRoute({
   handler: ({ isDraining }: HealthRouteDeps) =>
     (): Reply => {
       if (isDraining()) throw refusal('shuttingDown');
-      return { ...ANSWERS.ok, data: '{"status":"ok"}' };
+      return LIVE;
     },
 });
 

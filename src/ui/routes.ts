@@ -2,7 +2,8 @@ import { entityTagListMatches } from '../http/entity-tags.ts';
 import { ANSWERS } from '../http/messages.ts';
 import type { Header, Operation } from '../http/openapi-types.ts';
 import { NO_ROUTE } from '../http/openapi.ts';
-import type { EnvelopeReply, Reply, RequestContext, Route } from '../http/route.ts';
+import { envelopeReply } from '../http/respond.ts';
+import type { Reply, RequestContext, Route } from '../http/route.ts';
 import type { UiAsset, UiAssets } from './assets.ts';
 
 /**
@@ -26,7 +27,7 @@ const REVALIDATE = 'no-cache';
 /** Asset URLs carry the hash of every asset, so a URL's bytes never change. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-const NOT_FOUND: EnvelopeReply = { ...ANSWERS.notFound, data: 'null' };
+const NOT_FOUND = envelopeReply(ANSWERS.notFound, 'null');
 
 interface Served {
   readonly file: UiAsset;
