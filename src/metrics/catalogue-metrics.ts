@@ -22,7 +22,7 @@ const REJECTION_OF: Readonly<Record<TokenFailure, TokenRejection>> = {
   'not-yet-valid': 'not_yet_valid',
 };
 
-/** Seconds: from a cached read (~10 µs) to a stalled disk. */
+/** Seconds: from a cached read to a stalled disk. */
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const FSYNC_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 const RECORD_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
