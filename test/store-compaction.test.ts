@@ -5,7 +5,7 @@ import { after, describe, it } from 'node:test';
 import { openStore } from '../src/store/open.ts';
 import type { DurableBookStore } from '../src/store/book-store.ts';
 import { createLogger } from '../src/log.ts';
-import { gate, ioError, recordingFs } from './helpers/recording-fs.ts';
+import { holdSnapshot, ioError, recordingFs } from './helpers/recording-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 import { bookIn } from './helpers/store-books.ts';
 
@@ -83,19 +83,12 @@ describe('store compaction', () => {
     const rec = recordingFs();
     const store = await openStore(dir, { fs: rec.fs, compaction: { chunkBooks: 10 } });
     await seed(store, 200);
-    const held = gate();
-    const reached = gate();
-    rec.hooks.write = async (file) => {
-      if (file !== 'snapshot.json.tmp' || !rec.events.includes('write snapshot.json.tmp')) return;
-      reached.open();
-      await held.promise;
-    };
+    const hold = holdSnapshot(rec);
     const compaction = store.compact();
-    await reached.promise;
+    await hold.reached;
     await Promise.all([store.update(5, { title: 'Changed mid-compaction' }), store.remove(150), store.create({ title: 'New', author: 'C', year: 2001 })]);
     assert.equal(await reopenCopy(dir), store.listJson(), 'a crash mid-compaction loses nothing');
-    rec.hooks = {};
-    held.open();
+    hold.release();
     const writes = Array.from({ length: 20 }, (_, i) => store.update(1 + i, { year: 1000 + i }));
     await Promise.all([compaction, ...writes]);
     const snapshotWrites = rec.events.flatMap((x, i) => (x === 'write snapshot.json.tmp' ? [i] : []));

@@ -73,3 +73,25 @@ export function gate(): { promise: Promise<void>; open: () => void } {
 export function ioError(code: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: injected failure`), { code });
 }
+
+/**
+ * Holds a compaction's snapshot after its first write (the header and first chunk are out, the
+ * later chunks are read from the live books once it goes on). `reached` resolves once it is held;
+ * `release` removes the hook and lets the snapshot go on.
+ */
+export function holdSnapshot(rec: RecordingFs): { reached: Promise<void>; release: () => void } {
+  const held = gate();
+  const reached = gate();
+  rec.hooks.write = async (file) => {
+    if (file !== 'snapshot.json.tmp' || !rec.events.includes('write snapshot.json.tmp')) return;
+    reached.open();
+    await held.promise;
+  };
+  return {
+    reached: reached.promise,
+    release: () => {
+      rec.hooks = {};
+      held.open();
+    },
+  };
+}
