@@ -156,11 +156,13 @@ describe('GET /changes across restarts and compactions', () => {
     } finally {
       await app.close();
     }
-    // After a restart the journal holds the changes since the snapshot: those resume, older ones are 410.
+    // After a restart: the snapshot carries the last RETAINED_CHANGES before its seq, the journal the rest.
     app = await startApp({ dataDir, storeOptions });
     try {
       assert.deepEqual((await changes(app, `?since=${total}`)).data.map((c) => c.seq), [total + 1]);
-      assert.equal((await changes(app, `?since=${total - 1}`)).status, 410);
+      assert.deepEqual((await changes(app, `?since=${total - 1}`)).data.map((c) => c.seq), [total, total + 1]);
+      assert.equal(app.store.feed.oldest, total + 1 - RETAINED_CHANGES);
+      assert.equal((await changes(app, `?since=${total - RETAINED_CHANGES}`)).status, 410);
     } finally {
       await app.close();
     }

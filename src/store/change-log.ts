@@ -33,7 +33,8 @@ export interface ChangeFeed {
 /**
  * Retention + fan-out. Seqs are contiguous (one journal record per change), so the entry for a
  * seq is found by arithmetic. Kept: at least the last RETAINED_CHANGES, and every change since the
- * last snapshot when that is more (those are in the journal, so a restart rebuilds exactly them).
+ * last snapshot when that is more. Both survive a restart: the changes since the snapshot are in
+ * the journal, and the snapshot carries the last RETAINED_CHANGES up to its own seq (`latest`).
  */
 export class ChangeLog implements ChangeFeed {
   #entries: ChangeEntry[];
@@ -45,12 +46,16 @@ export class ChangeLog implements ChangeFeed {
   readonly #listeners = new Set<ChangeListener>();
   readonly #onListenerError: (err: unknown) => void;
 
-  /** `entries`: the contiguous changes up to `seq` that the journal still holds (recovery). */
-  constructor(seq: number, entries: ChangeEntry[], onListenerError: (err: unknown) => void) {
+  /**
+   * `entries`: the contiguous changes up to `seq` that recovery found (the snapshot's, then the
+   * journal's); `snapshotSeq`: the snapshot's seq (default: before the first entry).
+   */
+  constructor(seq: number, entries: ChangeEntry[], onListenerError: (err: unknown) => void, snapshotSeq = seq - entries.length) {
     this.#seq = seq;
     this.#entries = entries;
-    this.#snapshotSeq = seq - entries.length;
+    this.#snapshotSeq = snapshotSeq;
     this.#onListenerError = onListenerError;
+    this.#trim();
   }
 
   get seq(): number {
@@ -65,6 +70,11 @@ export class ChangeLog implements ChangeFeed {
     if (!Number.isSafeInteger(since) || since < this.oldest || since > this.#seq) return undefined;
     const from = this.#head + (since - this.oldest);
     return this.#entries.slice(from, from + limit);
+  }
+
+  /** The last `count` retained changes (fewer when fewer are retained), ascending: what a snapshot carries. */
+  latest(count: number): ChangeEntry[] {
+    return this.#entries.slice(Math.max(this.#head, this.#entries.length - count));
   }
 
   subscribe(listener: ChangeListener): () => void {

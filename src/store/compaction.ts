@@ -1,5 +1,6 @@
 import type { Logger } from '../log.ts';
 import type { FileLayer } from '../fs/durable-fs.ts';
+import type { ChangeEntry } from './change.ts';
 import type { JournalWriter } from './journal-writer.ts';
 import type { StoreObserver } from './observer.ts';
 import { SNAPSHOT_CHUNK_BOOKS, SnapshotAborted, writeSnapshot, type SnapshotHeader } from './snapshot.ts';
@@ -36,6 +37,8 @@ export interface CompactorParts {
   position: () => SnapshotHeader;
   /** The live books' JSON in ascending id order, read a chunk at a time, and how many there are. */
   books: { values: () => Iterator<string>; readonly size: number };
+  /** The last RETAINED_CHANGES changes, read with no write in flight: the snapshot carries them. */
+  recentChanges: () => readonly ChangeEntry[];
   /** A snapshot holding every change up to `seq` is durable (the change feed may let go of them). */
   snapshotTaken: (seq: number) => void;
   closed: () => boolean;
@@ -113,15 +116,17 @@ export class Compactor {
     const requests = this.#requests;
     this.#requests = [];
     const start = performance.now();
-    let header: SnapshotHeader;
+    // Taken here, with no write in flight: the changes up to the snapshot's seq and no further.
+    const header = this.#p.position();
+    const changes = this.#p.recentChanges();
     try {
-      header = await this.#rotate();
+      await this.#p.journal.rotate(header.seq + 1);
     } catch (err) {
       this.#failed(err, requests);
       return;
     }
     // Never rejects: #failed settles the requests before it logs, so a throwing logger loses nothing.
-    this.#running = this.#snapshot(header)
+    this.#running = this.#snapshot(header, changes)
       .then(
         () => {
           requests.forEach((r) => r.resolve());
@@ -136,16 +141,10 @@ export class Compactor {
       });
   }
 
-  /** Starts journal S+1 (made durable in its directory) and retires the current one. */
-  async #rotate(): Promise<SnapshotHeader> {
-    const header = this.#p.position();
-    await this.#p.journal.rotate(header.seq + 1);
-    return header;
-  }
-
-  async #snapshot(header: SnapshotHeader): Promise<void> {
+  async #snapshot(header: SnapshotHeader, changes: readonly ChangeEntry[]): Promise<void> {
     const p = this.#p;
     const { bytes } = await writeSnapshot(p.fs, p.dir, header, createdBy(p.books.values(), header.nextId), {
+      changes,
       chunkBooks: this.#options.chunkBooks,
       aborted: p.closed,
     });

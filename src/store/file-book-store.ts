@@ -4,7 +4,7 @@ import type { Logger } from '../log.ts';
 import type { FileLayer } from '../fs/durable-fs.ts';
 import type { DurableBookStore, StoreStats, VersionCondition } from './book-store.ts';
 import { changeOf, type Change } from './change.ts';
-import type { ChangeFeed, ChangeLog } from './change-log.ts';
+import { RETAINED_CHANGES, type ChangeFeed, type ChangeLog } from './change-log.ts';
 import { Compactor, type CompactionOptions } from './compaction.ts';
 import { planBatch, PRECONDITION_FAILED, type Op, type Result } from './batch.ts';
 import type { BookIndex, ListSnapshot } from './book-index.ts';
@@ -90,6 +90,7 @@ export class FileBookStore implements DurableBookStore {
         snapshotBytes,
         books: index,
         position: () => ({ seq: this.#seq, nextId: this.#nextId }),
+        recentChanges: () => feed.latest(RETAINED_CHANGES),
         snapshotTaken: (seq) => feed.snapshotTaken(seq),
         closed: () => this.#closed,
         kick: () => {

@@ -39,7 +39,8 @@ export async function openStore(dir: string, options: StoreOptions = {}): Promis
     await repair(fs, dir, loaded, logger);
     const journal = await JournalWriter.open(fs, dir, logger, loaded.journals, loaded.seq);
     const observer = options.observer ?? NO_STORE_OBSERVER;
-    const feed = new ChangeLog(loaded.seq, loaded.changes, (err) => logger.error('a change feed listener threw; it was unsubscribed', { err: err as Error }));
+    const onListenerError = (err: unknown): void => logger.error('a change feed listener threw; it was unsubscribed', { err: err as Error });
+    const feed = new ChangeLog(loaded.seq, loaded.changes, onListenerError, loaded.snapshotSeq);
     const recovered = { dir, fs, logger, observer, index: loaded.index, nextId: loaded.nextId, seq: loaded.seq, journal, snapshotBytes: loaded.snapshotBytes, feed, release };
     const store = new FileBookStore(recovered, { ...COMPACTION_DEFAULTS, ...options.compaction }, options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS);
     observer.opened(store);

@@ -14,8 +14,10 @@ export interface LoadedCatalogue {
   /** The last sequence number the files hold. */
   seq: number;
   snapshotBytes: number;
-  /** The change feed's entries for every record replayed (those after the snapshot), in seq order. */
+  /** The change feed's entries: those the snapshot carries, then every record replayed after it, in seq order. */
   changes: ChangeEntry[];
+  /** The snapshot's sequence number (0 when there is none): changes up to it may be let go of. */
+  snapshotSeq: number;
   /** Journals still needed for replay, oldest first; new records go to the last one. */
   journals: RecoveredJournal[];
   /** A torn final record at the end of the last journal: where it starts, its bytes, the ids in them. */
@@ -44,7 +46,7 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
   // A journal is stale when the next one starts at or before the snapshot's next record.
   const stale = all.filter((_, i) => (all[i + 1]?.firstSeq ?? Infinity) <= snapshotSeq + 1).map((j) => j.name);
   const live = all.slice(stale.length);
-  const changes: ChangeEntry[] = [];
+  const changes: ChangeEntry[] = snapshot?.changes ?? [];
   const apply = (r: JournalRecord): void => {
     if (r.seq <= snapshotSeq) return;
     // Ids are given in seq order and never reused, so a put at or past nextId is the book's creation.
@@ -92,7 +94,7 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
     journals.push({ name, firstSeq, bytes: result.goodLength, lastSeq: result.lastSeq, marked: result.marked });
   }
   const temps = names.filter((n) => n === `${SNAPSHOT_FILE}${TEMP_SUFFIX}` || n === PROBE_FILE);
-  return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, changes, journals, torn, stale, temps };
+  return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, changes, snapshotSeq, journals, torn, stale, temps };
 }
 
 /** Every `"id":N` in a torn record's bytes, in the order they appear. */

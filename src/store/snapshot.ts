@@ -4,24 +4,32 @@ import { bookJson, type Book } from '../model/book.ts';
 import { StoreCorruptError, StoreFormatError } from '../faults.ts';
 import { isNotFound, writeAtomic, type FileLayer } from '../fs/durable-fs.ts';
 import { pageOf, type BookIndex } from './book-index.ts';
+import type { ChangeEntry } from './change.ts';
 import { bookIdAt } from './decimal.ts';
+import { changeLine, parseChangeLines } from './snapshot-changes.ts';
 
 /**
- * The snapshot is one JSON document a person (or `jq`) can read, laid out one book per line:
+ * The snapshot is one JSON document a person (or `jq`) can read, laid out one book per line, then
+ * one retained change per line (snapshot-changes.ts):
  *
- *     {"format":"book-catalogue-snapshot","version":1,"seq":S,"nextId":N,"books":[
+ *     {"format":"book-catalogue-snapshot","version":2,"seq":S,"nextId":N,"books":[
  *     {"id":1,"title":"…","author":"…","year":1999},
  *     {"id":2,"title":"…","author":"…","year":2001}
+ *     ],"changes":[
+ *     {"seq":S-1,"type":"created","id":2,"book":{"id":2,"title":"…","author":"…","year":2001}},
+ *     {"seq":S,"type":"deleted","id":3,"book":null}
  *     ],"count":2,"crc":C}
  *
  * C is the CRC-32 of every byte before the final `\n],"count":`. Books are in ascending id order
  * and each line is exactly `bookJson(book)`, so loading needs no JSON.parse per book: the lines
- * of one index page become that page's packed text (book-index.ts).
+ * of one index page become that page's packed text (book-index.ts). Version 1, which the release
+ * before this one wrote, is the same without `"changes"`; it is still read.
  */
 export const SNAPSHOT_FILE = 'snapshot.json';
 const FORMAT = 'book-catalogue-snapshot';
-const SNAPSHOT_VERSION = 1;
+const SNAPSHOT_VERSION = 2;
 const TRAILER_MARK = '\n],"count":';
+const CHANGES_MARK = '\n],"changes":[';
 /** ~150 KB per write at typical book sizes: each chunk costs well under a millisecond to build. */
 export const SNAPSHOT_CHUNK_BOOKS = 2000;
 
@@ -32,6 +40,8 @@ export interface SnapshotHeader {
 }
 
 export interface SnapshotWriteOptions {
+  /** The last changes up to `header.seq`, contiguous and ascending (the change feed's, at most RETAINED_CHANGES). */
+  changes?: readonly ChangeEntry[];
   chunkBooks?: number;
   /** Checked between chunks; returning true abandons the write (the temp file is removed). */
   aborted?: () => boolean;
@@ -51,6 +61,11 @@ export async function writeSnapshot(
   options: SnapshotWriteOptions = {},
 ): Promise<{ bytes: number }> {
   const chunkBooks = options.chunkBooks ?? SNAPSHOT_CHUNK_BOOKS;
+  const changes = options.changes ?? [];
+  // readSnapshot refuses changes that do not end at the header's seq: refuse to write them instead.
+  if (changes.some((c, i) => c.seq !== header.seq - (changes.length - 1 - i))) {
+    throw new Error(`the changes for a snapshot at seq ${header.seq} must be contiguous and end at it`);
+  }
   let bytes = 0;
   let count = 0;
   await writeAtomic(fs, join(dir, SNAPSHOT_FILE), async (write) => {
@@ -78,6 +93,12 @@ export async function writeSnapshot(
       // Awaiting the write is the yield: other requests run while the chunk is on its way.
       if (text !== '') await emit(text);
     }
+    await emit(CHANGES_MARK);
+    for (let from = 0; from < changes.length; from += chunkBooks) {
+      if (options.aborted?.() === true) throw new SnapshotAborted('snapshot abandoned');
+      const lines = changes.slice(from, from + chunkBooks).map(changeLine);
+      await emit(`${from === 0 ? '\n' : ',\n'}${lines.join(',\n')}`);
+    }
     const trailer = Buffer.from(`${TRAILER_MARK}${count},"crc":${crc}}\n`, 'utf8');
     bytes += trailer.length;
     await write(trailer);
@@ -87,6 +108,8 @@ export async function writeSnapshot(
 
 export interface LoadedSnapshot extends SnapshotHeader {
   bytes: number;
+  /** The changes it carries, ending at `seq` (none in a version 1 snapshot). */
+  changes: ChangeEntry[];
 }
 
 function corrupt(path: string, offset: number, detail: string): StoreCorruptError {
@@ -109,21 +132,32 @@ export async function readSnapshot(fs: FileLayer, dir: string, index: BookIndex)
   const headerEnd = buf.indexOf(10);
   const header = parseHeader(buf.toString('utf8', 0, headerEnd === -1 ? buf.length : headerEnd));
   if (header === undefined) throw corrupt(path, 0, 'the header does not parse');
-  if (header.version !== SNAPSHOT_VERSION) {
-    throw new StoreFormatError(path, `the snapshot is in format version ${header.version}; this release reads version ${SNAPSHOT_VERSION}`);
+  if (header.version > SNAPSHOT_VERSION) {
+    throw new StoreFormatError(path, `the snapshot is in format version ${header.version}; this release reads versions 1 and ${SNAPSHOT_VERSION}`);
   }
   const trailerStart = buf.lastIndexOf(TRAILER_MARK);
   const trailer = trailerStart < headerEnd ? undefined : parseTrailer(buf.toString('utf8', trailerStart + 3));
   if (trailer === undefined) throw corrupt(path, Math.max(trailerStart, headerEnd, 0), 'the trailer is missing or does not parse');
+  // Raw newlines end lines only (JSON escapes them inside strings), so the last mark is the one.
+  const changesStart = header.version === 1 ? trailerStart : buf.lastIndexOf(CHANGES_MARK, trailerStart);
+  const booksEnd = changesStart < headerEnd ? trailerStart : changesStart;
   if (crc32(buf.subarray(0, trailerStart)) !== trailer.crc) {
-    throw corrupt(path, locateDamage(buf, headerEnd + 1, trailerStart), 'the checksum does not match: the content was altered');
+    const changesFrom = booksEnd < trailerStart ? booksEnd + CHANGES_MARK.length : trailerStart;
+    throw corrupt(path, locateDamage(buf, headerEnd + 1, booksEnd, changesFrom, trailerStart, header.seq), 'the checksum does not match: the content was altered');
+  }
+  if (changesStart < headerEnd) throw corrupt(path, headerEnd, 'the changes are missing');
+  let changes: ChangeEntry[] = [];
+  if (header.version !== 1) {
+    const parsed = parseChangeLines(buf, changesStart + CHANGES_MARK.length, trailerStart, header.seq);
+    if (!Array.isArray(parsed)) throw corrupt(path, parsed.badAt, 'a change line is not a change in ascending seq order ending at the snapshot\'s');
+    changes = parsed;
   }
   let count = 0;
   let lastId = 0;
   let pageStart = headerEnd + 1;
-  for (let start = pageStart; start < trailerStart; count++) {
+  for (let start = pageStart; start < booksEnd; count++) {
     let end = buf.indexOf(10, start);
-    if (end === -1 || end > trailerStart) end = trailerStart;
+    if (end === -1 || end > booksEnd) end = booksEnd;
     const id = bookIdAt(buf, start);
     if (id === undefined || id <= lastId) throw corrupt(path, start, 'a book line is not a book in ascending id order');
     if (start > pageStart && pageOf(id) !== pageOf(lastId)) {
@@ -133,21 +167,21 @@ export async function readSnapshot(fs: FileLayer, dir: string, index: BookIndex)
     lastId = id;
     start = end + 1;
   }
-  // The last line's newline is the first byte of the trailer mark.
-  if (trailerStart > pageStart) index.addPacked(buf.toString('utf8', pageStart, trailerStart + 1));
+  // The last line's newline is the first byte of the mark after the books.
+  if (booksEnd > pageStart) index.addPacked(buf.toString('utf8', pageStart, booksEnd + 1));
   if (count !== trailer.count) throw corrupt(path, trailerStart, `the trailer counts ${trailer.count} books, the file holds ${count}`);
-  return { seq: header.seq, nextId: Math.max(header.nextId, lastId + 1), bytes: buf.length };
+  return { seq: header.seq, nextId: Math.max(header.nextId, lastId + 1), bytes: buf.length, changes };
 }
 
 /** The header as far as its version: the rest of a later version's header may differ. */
 function parseHeader(line: string): (SnapshotHeader & { version: number }) | undefined {
-  const version = /^\{"format":"book-catalogue-snapshot","version":(\d{1,9})[,}]/.exec(line)?.[1];
-  if (version === undefined) return undefined;
-  if (Number(version) !== SNAPSHOT_VERSION) return { version: Number(version), seq: 0, nextId: 0 };
+  const version = Number(/^\{"format":"book-catalogue-snapshot","version":(\d{1,9})[,}]/.exec(line)?.[1]);
+  if (!(version >= 1)) return undefined;
+  if (version > SNAPSHOT_VERSION) return { version, seq: 0, nextId: 0 };
   try {
     const h = JSON.parse(`${line}]}`) as Record<string, unknown>;
     if (h.format !== FORMAT || !Number.isSafeInteger(h.seq) || !Number.isSafeInteger(h.nextId)) return undefined;
-    return { version: SNAPSHOT_VERSION, seq: h.seq as number, nextId: h.nextId as number };
+    return { version, seq: h.seq as number, nextId: h.nextId as number };
   } catch {
     return undefined;
   }
@@ -163,8 +197,12 @@ function parseTrailer(text: string): { count: number; crc: number } | undefined 
   }
 }
 
-/** The checksum failed: name the first line that is not a well-formed book, else the books' start. */
-function locateDamage(buf: Buffer, from: number, to: number): number {
+/**
+ * The checksum failed: name the first line that is not a well-formed book in [from, to), else the
+ * first change line in [changesFrom, changesTo) that is not a change of a well-formed book, else
+ * the books' start.
+ */
+function locateDamage(buf: Buffer, from: number, to: number, changesFrom: number, changesTo: number, seq: number): number {
   for (let start = from; start < to; ) {
     let end = buf.indexOf(10, start);
     if (end === -1 || end > to) end = to;
@@ -172,7 +210,8 @@ function locateDamage(buf: Buffer, from: number, to: number): number {
     if (parseBook(text) === undefined) return start;
     start = end + 1;
   }
-  return from;
+  const changes = parseChangeLines(buf, changesFrom, changesTo, seq, (json) => parseBook(json) !== undefined);
+  return Array.isArray(changes) ? from : changes.badAt;
 }
 
 /** The shape a stored book line has; whether it is valid was settled before it was written. */
