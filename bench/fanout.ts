@@ -4,7 +4,8 @@
  * then with --streams (200) streams following the feed, held by a child process (so the streams'
  * parsing does not take the load generator's CPU). Prints the write throughput of both runs, their
  * ratio, and the delivery delay per change from its 2xx to its frame at the LAST of the streams to
- * get it (so p99 is over the slowest stream of each change), p50/p99/max.
+ * get it (so p99 is over the slowest stream of each change), p50/p99/max; and the CPU each process
+ * used, so a run where the load generator or the subscribers starve the service shows as such.
  */
 import { fork, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import { request, Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { cpuMicros } from './cpu.ts';
 import { freePort, waitUntilAnswering } from './service-process.ts';
 
 const { values: flags } = parseArgs({
@@ -54,28 +56,91 @@ async function load(port: number, token: string, acked: Map<number, number>): Pr
   return done / (DURATION_MS / 1000);
 }
 
-/** A stream following the feed; `arrivals` gets (book id, arrival time) for each created frame. */
-function follow(port: number, token: string, arrivals: [number, number][]): Promise<() => void> {
+/**
+ * What the subscriber child records over all its streams, cheaply enough that 200 streams at a few
+ * thousand changes/s do not take the CPU the service is measured on: per book id, the latest
+ * arrival over the streams (the time its `data` chunk reached JavaScript, so a slow reader counts
+ * as delay), found by one native `indexOf` per frame; no frame is split into strings or objects.
+ */
+class Arrivals {
+  latest = new Float64Array(1 << 16);
+  frames = 0;
+  /** Frames whose id was not above the previous frame's on the same stream: must stay 0. */
+  outOfOrder = 0;
+
+  record(id: number, at: number): void {
+    while (id >= this.latest.length) {
+      const grown = new Float64Array(this.latest.length * 2);
+      grown.set(this.latest);
+      this.latest = grown;
+    }
+    if (at > (this.latest[id] as number)) this.latest[id] = at;
+  }
+
+  /** (book id, latest arrival) for every id some stream received. */
+  entries(): [number, number][] {
+    const out: [number, number][] = [];
+    this.latest.forEach((at, id) => {
+      if (at > 0) out.push([id, at]);
+    });
+    return out;
+  }
+}
+
+/** Each created frame's change JSON holds this once (the book's own JSON has no "type"), then the id. */
+const CREATED_ID = Buffer.from('"type":"created","id":');
+const FRAME_END = Buffer.from('\n\n');
+
+/** Scans the complete frames of `chunk` (a partial last frame is kept for the next chunk). */
+function streamScanner(arrivals: Arrivals): (chunk: Buffer) => void {
+  let partial: Buffer | undefined;
+  let previous = -1;
+  return (chunk) => {
+    const at = performance.timeOrigin + performance.now();
+    const text = partial === undefined ? chunk : Buffer.concat([partial, chunk]);
+    const complete = text.lastIndexOf(FRAME_END) + FRAME_END.length;
+    partial = complete < text.length ? text.subarray(complete) : undefined;
+    for (let i = text.indexOf(CREATED_ID); i !== -1 && i < complete; i = text.indexOf(CREATED_ID, i)) {
+      i += CREATED_ID.length;
+      let id = 0;
+      for (let c = text[i] as number; c >= 0x30 && c <= 0x39; c = text[++i] as number) id = id * 10 + c - 0x30;
+      if (id <= previous) arrivals.outOfOrder++;
+      previous = id;
+      arrivals.frames++;
+      arrivals.record(id, at);
+    }
+  };
+}
+
+/** A stream following the feed, its created frames recorded in `arrivals`. */
+function follow(port: number, token: string, arrivals: Arrivals): Promise<() => void> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path: '/events', headers: { authorization: token } }, (res) => {
       if (res.statusCode !== 200) return reject(new Error(`GET /events: ${res.statusCode}`));
-      let buffer = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => {
-        const at = performance.timeOrigin + performance.now();
-        buffer += chunk;
-        let end;
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const idAt = frame.indexOf('"id":');
-          if (frame.includes('event: created') && idAt !== -1) arrivals.push([parseInt(frame.slice(idAt + 5), 10), at]);
-        }
-      });
+      res.on('data', streamScanner(arrivals));
       resolve(() => req.destroy());
     });
     req.on('error', reject);
     req.end();
   });
+}
+
+/** What the subscriber child sends back: see Arrivals; `cpuMicros` from its streams being ready to the report. */
+interface FollowerReport {
+  frames: number;
+  outOfOrder: number;
+  latest: [number, number][];
+  cpuMicros: number;
+}
+
+/** A load run with the CPU the service and this process (the load generator) used meanwhile. */
+async function measured(servicePid: number | undefined, run: () => Promise<number>): Promise<{ creates: number; serviceCpu: number | undefined; loadCpu: number }> {
+  const serviceBefore = cpuMicros(servicePid);
+  const loadBefore = process.cpuUsage();
+  const creates = await run();
+  const serviceAfter = cpuMicros(servicePid);
+  const load = process.cpuUsage(loadBefore);
+  return { creates, serviceCpu: serviceBefore === undefined || serviceAfter === undefined ? undefined : serviceAfter - serviceBefore, loadCpu: load.user + load.system };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -93,25 +158,26 @@ async function main(): Promise<void> {
     await waitUntilAnswering(`http://127.0.0.1:${port}/healthz`, child);
     const login = await fetch(`http://127.0.0.1:${port}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"admin","password":"bench"}' });
     const token = ((await login.json()) as { data: { token: string } }).data.token;
-    const alone = await load(port, token, new Map());
+    const alone = await measured(child.pid, () => load(port, token, new Map()));
     const acked = new Map<number, number>();
     const follower = fork(new URL(import.meta.url).pathname, ['--follower', '--port', String(port), '--token', token, '--streams', String(STREAMS)], { execArgv: ['--import', 'tsx'] });
     await new Promise((r) => follower.once('message', r));
-    const withStreams = await load(port, token, acked);
+    const streamed = await measured(child.pid, () => load(port, token, acked));
     await new Promise((r) => setTimeout(r, 500)); // the last frames in flight
     follower.send('report');
-    const report = await new Promise<{ frames: number; latest: [number, number][] }>((r) => follower.once('message', (m) => r(m as { frames: number; latest: [number, number][] })));
+    const report = await new Promise<FollowerReport>((r) => follower.once('message', (m) => r(m as FollowerReport)));
     follower.kill();
-    const arrivals = { length: report.frames };
     const delays = report.latest.map(([id, at]) => Math.max(0, at - (acked.get(id) ?? at))).sort((a, b) => a - b);
-    const expected = acked.size * STREAMS;
     const fmt = (n: number): string => n.toFixed(1);
+    const perSecond = (micros: number | undefined): string => (micros === undefined ? '?' : (micros / DURATION_MS / 1000).toFixed(2));
     process.stdout.write(
       `fan-out: ${CONNECTIONS} connections creating for ${DURATION_MS / 1000} s\n` +
-        `  no stream open:    ${Math.round(alone)} creates/s\n` +
-        `  ${STREAMS} streams open:  ${Math.round(withStreams)} creates/s (${((withStreams / alone) * 100).toFixed(0)}% of no-stream)\n` +
-        `  frames received:   ${arrivals.length} of ${expected}\n` +
-        `  delivery delay (2xx to frame): p50 ${fmt(percentile(delays, 50))} ms, p99 ${fmt(percentile(delays, 99))} ms, max ${fmt(delays.at(-1) ?? NaN)} ms\n`,
+        `  no stream open:    ${Math.round(alone.creates)} creates/s\n` +
+        `  ${STREAMS} streams open:  ${Math.round(streamed.creates)} creates/s (${((streamed.creates / alone.creates) * 100).toFixed(0)}% of no-stream)\n` +
+        `  frames received:   ${report.frames} of ${acked.size * STREAMS}, ${report.outOfOrder} out of order\n` +
+        `  delivery delay (2xx to frame): p50 ${fmt(percentile(delays, 50))} ms, p99 ${fmt(percentile(delays, 99))} ms, max ${fmt(delays.at(-1) ?? NaN)} ms\n` +
+        `  CPU s per s, no stream / streams: service ${perSecond(alone.serviceCpu)} / ${perSecond(streamed.serviceCpu)}, ` +
+        `load generator ${perSecond(alone.loadCpu)} / ${perSecond(streamed.loadCpu)}, subscribers - / ${perSecond(report.cpuMicros)}\n`,
     );
   } finally {
     child.kill('SIGTERM');
@@ -120,15 +186,16 @@ async function main(): Promise<void> {
   }
 }
 
-/** The child: holds the streams, then sends back (book id, latest arrival over all streams). */
+/** The child: holds the streams, then sends back what they received and the CPU it used. */
 async function followAll(): Promise<void> {
-  const arrivals: [number, number][] = [];
+  const arrivals = new Arrivals();
   await Promise.all(Array.from({ length: STREAMS }, () => follow(Number(flags.port), flags.token as string, arrivals)));
+  const cpuAtReady = process.cpuUsage();
   process.send?.('ready');
   process.once('message', () => {
-    const latest = new Map<number, number>();
-    for (const [id, at] of arrivals) latest.set(id, Math.max(latest.get(id) ?? 0, at));
-    process.send?.({ frames: arrivals.length, latest: [...latest] }, () => process.exit(0));
+    const cpu = process.cpuUsage(cpuAtReady);
+    const report: FollowerReport = { frames: arrivals.frames, outOfOrder: arrivals.outOfOrder, latest: arrivals.entries(), cpuMicros: cpu.user + cpu.system };
+    process.send?.(report, () => process.exit(0));
   });
 }
 
