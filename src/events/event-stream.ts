@@ -11,7 +11,7 @@ export type StreamEnd = 'client' | 'expired' | 'draining' | 'cut';
 
 /**
  * One client's stream. It follows the feed by a cursor (the last seq handed to the socket) rather
- * than a queue of its own: a live batch that continues the cursor is written as the text shared by
+ * than a queue of its own: live changes that continue the cursor are written as the bytes shared by
  * every stream; a stream that is behind pulls from the feed's retention in chunks, and only while
  * the socket takes them (`write()` true; else wait for 'drain'). So no change is skipped or sent
  * twice at the seam between backlog and live changes, whatever races, and memory per stream stays
@@ -47,18 +47,19 @@ export class EventStream {
     return this.#cursor;
   }
 
-  /** A durable batch; `text` builds (once, for every stream) its frames. false: the stream was cut. */
-  deliver(batch: readonly ChangeEntry[], text: () => string): boolean {
-    if (this.#ended) return true;
-    const last = (batch.at(-1) as ChangeEntry).seq;
-    if (last <= this.#cursor) return true;
+  /**
+   * The frames of the durable changes `first`..`last`, one Buffer shared by every stream.
+   * false: the stream was cut.
+   */
+  deliver(first: number, last: number, frames: Buffer): boolean {
+    if (this.#ended || last <= this.#cursor) return true;
     if (this.#waiting) {
-      this.#unsentBytes += text().length;
+      this.#unsentBytes += frames.length;
       return this.#unsentBytes <= this.#maxUnsentBytes;
     }
-    if ((batch[0] as ChangeEntry).seq === this.#cursor + 1) {
+    if (first === this.#cursor + 1) {
       this.#cursor = last;
-      this.#write(text());
+      this.#write(frames);
     } else {
       this.#pump();
     }
@@ -96,7 +97,7 @@ export class EventStream {
     this.#write(resetFrame(this.#cursor));
   }
 
-  #write(text: string): void {
+  #write(text: string | Buffer): void {
     if (!this.#res.write(text)) this.#waiting = true;
   }
 }

@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { EVENT_STREAM_DEFAULTS, StreamRegistry, type EventStreamOptions } from '../src/events/stream-registry.ts';
+import { silentLogger } from '../src/log.ts';
+import { ChangeLog } from '../src/store/change-log.ts';
+import type { ChangeEntry } from '../src/store/change.ts';
+
+/**
+ * The fan-out of GET /events (issue 11): the registry on a real HTTP server, fed by a ChangeLog the
+ * test appends to as the store does once a batch is durable. The client reads the raw chunked body,
+ * so each HTTP chunk is one `write()` of the service and the tests can count them.
+ */
+
+const entry = (seq: number, bookJson = `{"id":${seq}}`): ChangeEntry => ({ seq, type: 'created', id: seq, bookJson });
+const batch = (from: number, to: number): ChangeEntry[] => Array.from({ length: to - from + 1 }, (_, i) => entry(from + i));
+const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+interface Fixture {
+  feed: ChangeLog;
+  registry: StreamRegistry;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** A server whose every request is a stream; `?since=` resumes. */
+async function serve(options: Partial<EventStreamOptions>): Promise<Fixture> {
+  const feed = new ChangeLog(0, [], () => {});
+  const registry = new StreamRegistry(feed, { ...EVENT_STREAM_DEFAULTS, heartbeatMs: 600_000, ...options }, silentLogger, Date.now);
+  const server: Server = createServer((req, res) => {
+    const since = new URL(req.url as string, 'http://x').searchParams.get('since');
+    registry.open(req, res, 'test', undefined, since === null ? undefined : Number(since), Math.floor(Date.now() / 1000) + 3600);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    feed,
+    registry,
+    port: (server.address() as { port: number }).port,
+    close: async () => {
+      registry.closeAll();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+interface RawStream {
+  /** The body's HTTP chunks as received, one per write of the service. */
+  chunks: string[];
+  socket: Socket;
+  /** The seqs of the change frames received so far, in order. */
+  seqs(): number[];
+  /** Resolves once a change frame with `seq` has arrived. */
+  until(seq: number): Promise<void>;
+}
+
+/**
+ * Opens a stream over a raw socket and decodes its chunked body (RFC 9112 §7.1). Resolves once the
+ * head has arrived: the registry writes it as it registers the stream.
+ */
+async function openRaw(port: number, query = ''): Promise<RawStream> {
+  const socket = connect(port, '127.0.0.1');
+  await new Promise<void>((r) => socket.once('connect', () => r()));
+  socket.write(`GET /events${query} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  const chunks: string[] = [];
+  const waiters = new Set<() => void>();
+  let buffer = '';
+  let headDone = false;
+  let headArrived: () => void = () => {};
+  const head = new Promise<void>((r) => (headArrived = r));
+  socket.setEncoding('latin1').on('data', (data: string) => {
+    buffer += data;
+    if (!headDone) {
+      const end = buffer.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      assert.match(buffer.slice(0, end), /\r\ntransfer-encoding: chunked/i);
+      headDone = true;
+      headArrived();
+      buffer = buffer.slice(end + 4);
+    }
+    for (;;) {
+      const line = buffer.indexOf('\r\n');
+      if (line === -1) break;
+      const size = parseInt(buffer.slice(0, line), 16);
+      if (buffer.length < line + 2 + size + 2) break;
+      chunks.push(Buffer.from(buffer.slice(line + 2, line + 2 + size), 'latin1').toString('utf8'));
+      buffer = buffer.slice(line + 2 + size + 2);
+    }
+    for (const check of [...waiters]) check();
+  });
+  const stream: RawStream = {
+    chunks,
+    socket,
+    seqs: () => [...chunks.join('').matchAll(/^id: (\d+)\nevent: created\ndata: \{"seq":(\d+),/gm)].map((m) => (assert.equal(m[1], m[2]), Number(m[1]))),
+    until: (seq) =>
+      new Promise((resolve) => {
+        const check = (): void => {
+          if (stream.seqs().includes(seq) && waiters.delete(check)) resolve();
+        };
+        waiters.add(check);
+        check();
+      }),
+  };
+  await head;
+  return stream;
+}
+
+/** The frames a stream must receive for `seqs`, byte for byte. */
+const framesOf = (seqs: number[]): string => seqs.map((seq) => `id: ${seq}\nevent: created\ndata: {"seq":${seq},"type":"created","id":${seq},"book":{"id":${seq}}}\n\n`).join('');
+const seqRange = (from: number, to: number): number[] => batch(from, to).map((e) => e.seq);
+
+describe('GET /events fan-out: changes are coalesced into one write per stream', () => {
+  let fx: Fixture;
+  before(async () => {
+    fx = await serve({ coalesceMs: 1000 });
+  });
+  after(() => fx.close());
+
+  it('batches made durable in one turn reach each stream as one write, every frame intact and in seq order', async () => {
+    const live = await openRaw(fx.port);
+    const resumed = await openRaw(fx.port, '?since=0');
+    fx.feed.append(batch(1, 3));
+    fx.feed.append(batch(4, 4));
+    fx.feed.append(batch(5, 9));
+    await Promise.all([live.until(9), resumed.until(9)]);
+    for (const stream of [live, resumed]) assert.deepEqual(stream.chunks, [framesOf(seqRange(1, 9))]);
+    live.socket.destroy();
+    resumed.socket.destroy();
+  });
+
+  it('batches of later turns within the window go out together once it ends; a stream that resumed meanwhile gets each change once', async () => {
+    // The window counts from the previous test's send: 10 may wait for it; 11–12 wait for 10's.
+    const first = await openRaw(fx.port);
+    fx.feed.append(batch(10, 10));
+    await first.until(10);
+    fx.feed.append(batch(11, 12));
+    await turn();
+    // Opened while 11–12 wait for the window: it reads them from retention, then 13 on both.
+    const resumed = await openRaw(fx.port, '?since=5');
+    fx.feed.append(batch(13, 14));
+    await Promise.all([first.until(14), resumed.until(14)]);
+    assert.deepEqual(first.chunks, [framesOf([10]), framesOf(seqRange(11, 14))]);
+    assert.deepEqual(resumed.seqs(), seqRange(6, 14));
+    first.socket.destroy();
+    resumed.socket.destroy();
+  });
+});
+
+describe('GET /events fan-out: a stream that does not read', () => {
+  it('is cut once its unsent frames pass the bound, while the reading stream gets every change once, in order', async () => {
+    const fx = await serve({ coalesceMs: 0, maxUnsentBytes: 64 * 1024 });
+    const reader = await openRaw(fx.port);
+    const stalled = await openRaw(fx.port);
+    stalled.socket.pause();
+    try {
+      const book = JSON.stringify({ id: 0, title: 'x'.repeat(16 * 1024) });
+      let seq = 0;
+      // Bounded: the stalled socket's buffers fill (a few MB on loopback), then 64 KiB more cuts it.
+      for (let round = 0; round < 2000 && fx.registry.size === 2; round++) {
+        fx.feed.append([entry(++seq, book)]);
+        await reader.until(seq);
+      }
+      assert.equal(fx.registry.size, 1, 'the stalled stream was cut');
+      fx.feed.append([entry(++seq, book)]);
+      await reader.until(seq);
+      assert.deepEqual(reader.seqs(), seqRange(1, seq));
+    } finally {
+      reader.socket.destroy();
+      stalled.socket.destroy();
+      await fx.close();
+    }
+  });
+});
