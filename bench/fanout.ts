@@ -1,13 +1,15 @@
 /**
  * `npm run bench:fanout` (also the last part of `npm run bench`): GET /events fan-out (issue 11).
- * The built service; 32 connections create books for --duration seconds, first with no stream open,
- * then with --streams (200) streams following the feed, held by a child process (so the streams'
- * parsing does not take the load generator's CPU). Prints the write throughput of both runs, their
- * ratio, and the delivery delay per change from its 2xx to its frame at the LAST of the streams to
+ * The built service; 32 connections create books for --duration seconds with no stream open and as
+ * long with --streams (200) streams following the feed, held by a child process (so the streams'
+ * parsing does not take the load generator's CPU). The two modes alternate in one-second slices
+ * (the streams are opened and closed each time), so a shared machine's load drifting during the run
+ * weighs on both alike. `--service PATH` runs another build's main.js (a baseline to compare with).
+ * Prints the write throughput of both modes, their ratio, and the delivery delay per change from its 2xx to its frame at the LAST of the streams to
  * get it (so p99 is over the slowest stream of each change), p50/p99/max; and the CPU each process
  * used, so a run where the load generator or the subscribers starve the service shows as such.
  */
-import { fork, spawn } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request, Agent } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -17,11 +19,13 @@ import { cpuMicros } from './cpu.ts';
 import { freePort, waitUntilAnswering } from './service-process.ts';
 
 const { values: flags } = parseArgs({
-  options: { follower: { type: 'boolean', default: false }, port: { type: 'string' }, token: { type: 'string' }, connections: { type: 'string', default: '32' }, streams: { type: 'string', default: '200' }, duration: { type: 'string', default: '5' } },
+  options: { follower: { type: 'boolean', default: false }, port: { type: 'string' }, token: { type: 'string' }, connections: { type: 'string', default: '32' }, streams: { type: 'string', default: '200' }, duration: { type: 'string', default: '5' }, service: { type: 'string' } },
 });
 const CONNECTIONS = Number(flags.connections);
 const STREAMS = Number(flags.streams);
-const DURATION_MS = Number(flags.duration) * 1000;
+/** --duration seconds of load per mode, in one-second slices that alternate between the modes. */
+const SLICES = Math.max(1, Math.round(Number(flags.duration)));
+const SLICE_MS = (Number(flags.duration) * 1000) / SLICES;
 const ROOT = new URL('..', import.meta.url).pathname;
 const SECRET = 'fanout-bench-secret-that-is-32-bytes-long';
 
@@ -37,11 +41,10 @@ function post(agent: Agent, port: number, token: string, body: string): Promise<
   });
 }
 
-/** Creates for DURATION_MS on CONNECTIONS connections; `acked` gets each book id's 2xx time. */
-async function load(port: number, token: string, acked: Map<number, number>): Promise<number> {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+/** Creates for `ms` on CONNECTIONS connections of `agent`; `acked` gets each book id's 2xx time. Returns the creates. */
+async function load(agent: Agent, port: number, token: string, ms: number, acked: Map<number, number>): Promise<number> {
   const body = JSON.stringify({ title: 'Fan-out', author: 'Bench', year: 2024 });
-  const end = performance.now() + DURATION_MS;
+  const end = performance.now() + ms;
   let done = 0;
   await Promise.all(
     Array.from({ length: CONNECTIONS }, async () => {
@@ -52,8 +55,7 @@ async function load(port: number, token: string, acked: Map<number, number>): Pr
       }
     }),
   );
-  agent.destroy();
-  return done / (DURATION_MS / 1000);
+  return done;
 }
 
 /**
@@ -125,22 +127,50 @@ function follow(port: number, token: string, arrivals: Arrivals): Promise<() => 
   });
 }
 
-/** What the subscriber child sends back: see Arrivals; `cpuMicros` from its streams being ready to the report. */
+/** What the subscriber child sends back at the end: see Arrivals. */
 interface FollowerReport {
   frames: number;
   outOfOrder: number;
   latest: [number, number][];
-  cpuMicros: number;
 }
 
-/** A load run with the CPU the service and this process (the load generator) used meanwhile. */
-async function measured(servicePid: number | undefined, run: () => Promise<number>): Promise<{ creates: number; serviceCpu: number | undefined; loadCpu: number }> {
-  const serviceBefore = cpuMicros(servicePid);
-  const loadBefore = process.cpuUsage();
-  const creates = await run();
-  const serviceAfter = cpuMicros(servicePid);
-  const load = process.cpuUsage(loadBefore);
-  return { creates, serviceCpu: serviceBefore === undefined || serviceAfter === undefined ? undefined : serviceAfter - serviceBefore, loadCpu: load.user + load.system };
+/** Sends `message` to the subscriber child and resolves with its answer. */
+function ask<T>(follower: ChildProcess, message: string): Promise<T> {
+  return new Promise((resolve) => {
+    follower.once('message', (m) => resolve(m as T));
+    follower.send(message);
+  });
+}
+
+/** What one mode (no stream / streams open) added up to over its slices. */
+class Mode {
+  creates = 0;
+  ms = 0;
+  serviceCpu: number | undefined = 0;
+  loadCpu = 0;
+  subscriberCpu = 0;
+
+  /** One slice of load, with the CPU the service and this process (the load generator) used meanwhile. */
+  async slice(servicePid: number | undefined, run: () => Promise<number>): Promise<void> {
+    const serviceBefore = cpuMicros(servicePid);
+    const loadBefore = process.cpuUsage();
+    const started = performance.now();
+    this.creates += await run();
+    this.ms += performance.now() - started;
+    const serviceAfter = cpuMicros(servicePid);
+    const load = process.cpuUsage(loadBefore);
+    this.loadCpu += load.user + load.system;
+    this.serviceCpu = this.serviceCpu === undefined || serviceBefore === undefined || serviceAfter === undefined ? undefined : this.serviceCpu + serviceAfter - serviceBefore;
+  }
+
+  get perSecond(): number {
+    return this.creates / (this.ms / 1000);
+  }
+
+  /** CPU seconds per second of this mode's slices. */
+  cpu(micros: number | undefined): string {
+    return micros === undefined ? '?' : (micros / this.ms / 1000).toFixed(2);
+  }
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -150,7 +180,7 @@ function percentile(sorted: number[], p: number): number {
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-fanout-'));
   const port = await freePort();
-  const child = spawn(process.execPath, [join(ROOT, 'dist/main.js'), '--port', String(port), '--host', '127.0.0.1', '--data-dir', dir], {
+  const child = spawn(process.execPath, [flags.service ?? join(ROOT, 'dist/main.js'), '--port', String(port), '--host', '127.0.0.1', '--data-dir', dir], {
     env: { PATH: process.env.PATH ?? '', SECRET_TOKEN: SECRET, AUTH_PASSWORD: 'bench', LOG_LEVEL: 'warn', MAX_EVENT_STREAMS: String(STREAMS + 10) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -158,26 +188,38 @@ async function main(): Promise<void> {
     await waitUntilAnswering(`http://127.0.0.1:${port}/healthz`, child);
     const login = await fetch(`http://127.0.0.1:${port}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"admin","password":"bench"}' });
     const token = ((await login.json()) as { data: { token: string } }).data.token;
-    const alone = await measured(child.pid, () => load(port, token, new Map()));
-    const acked = new Map<number, number>();
+    const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+    await load(agent, port, token, SLICE_MS, new Map()); // warm-up: JIT, connections, first journal growth
     const follower = fork(new URL(import.meta.url).pathname, ['--follower', '--port', String(port), '--token', token, '--streams', String(STREAMS)], { execArgv: ['--import', 'tsx'] });
-    await new Promise((r) => follower.once('message', r));
-    const streamed = await measured(child.pid, () => load(port, token, acked));
-    await new Promise((r) => setTimeout(r, 500)); // the last frames in flight
-    follower.send('report');
-    const report = await new Promise<FollowerReport>((r) => follower.once('message', (m) => r(m as FollowerReport)));
+    const alone = new Mode();
+    const streamed = new Mode();
+    const acked = new Map<number, number>();
+    for (let i = 0; i < SLICES; i++) {
+      // Alternating order (ABBA…) so a machine getting busier or quieter during the run weighs on both.
+      for (const streams of i % 2 === 0 ? [false, true] : [true, false]) {
+        if (!streams) {
+          await alone.slice(child.pid, () => load(agent, port, token, SLICE_MS, new Map()));
+          continue;
+        }
+        await ask(follower, 'open');
+        await streamed.slice(child.pid, () => load(agent, port, token, SLICE_MS, acked));
+        await new Promise((r) => setTimeout(r, 250)); // the last frames in flight
+        streamed.subscriberCpu += await ask<number>(follower, 'close');
+      }
+    }
+    agent.destroy();
+    const report = await ask<FollowerReport>(follower, 'report');
     follower.kill();
     const delays = report.latest.map(([id, at]) => Math.max(0, at - (acked.get(id) ?? at))).sort((a, b) => a - b);
     const fmt = (n: number): string => n.toFixed(1);
-    const perSecond = (micros: number | undefined): string => (micros === undefined ? '?' : (micros / DURATION_MS / 1000).toFixed(2));
     process.stdout.write(
-      `fan-out: ${CONNECTIONS} connections creating for ${DURATION_MS / 1000} s\n` +
-        `  no stream open:    ${Math.round(alone.creates)} creates/s\n` +
-        `  ${STREAMS} streams open:  ${Math.round(streamed.creates)} creates/s (${((streamed.creates / alone.creates) * 100).toFixed(0)}% of no-stream)\n` +
+      `fan-out: ${CONNECTIONS} connections creating, ${SLICES} slices of ${SLICE_MS / 1000} s with no stream and ${SLICES} with ${STREAMS} streams open, alternating\n` +
+        `  no stream open:    ${Math.round(alone.perSecond)} creates/s\n` +
+        `  ${STREAMS} streams open:  ${Math.round(streamed.perSecond)} creates/s (${((streamed.perSecond / alone.perSecond) * 100).toFixed(0)}% of no-stream)\n` +
         `  frames received:   ${report.frames} of ${acked.size * STREAMS}, ${report.outOfOrder} out of order\n` +
         `  delivery delay (2xx to frame): p50 ${fmt(percentile(delays, 50))} ms, p99 ${fmt(percentile(delays, 99))} ms, max ${fmt(delays.at(-1) ?? NaN)} ms\n` +
-        `  CPU s per s, no stream / streams: service ${perSecond(alone.serviceCpu)} / ${perSecond(streamed.serviceCpu)}, ` +
-        `load generator ${perSecond(alone.loadCpu)} / ${perSecond(streamed.loadCpu)}, subscribers - / ${perSecond(report.cpuMicros)}\n`,
+        `  CPU s per s, no stream / streams: service ${alone.cpu(alone.serviceCpu)} / ${streamed.cpu(streamed.serviceCpu)}, ` +
+        `load generator ${alone.cpu(alone.loadCpu)} / ${streamed.cpu(streamed.loadCpu)}, subscribers - / ${streamed.cpu(streamed.subscriberCpu)}\n`,
     );
   } finally {
     child.kill('SIGTERM');
@@ -186,20 +228,37 @@ async function main(): Promise<void> {
   }
 }
 
-/** The child: holds the streams, then sends back what they received and the CPU it used. */
-async function followAll(): Promise<void> {
+/**
+ * The child: on 'open' opens the streams, on 'close' closes them and answers with the CPU it used
+ * while they were open, on 'report' sends what every stream received and exits.
+ */
+function followAll(): void {
   const arrivals = new Arrivals();
-  await Promise.all(Array.from({ length: STREAMS }, () => follow(Number(flags.port), flags.token as string, arrivals)));
-  const cpuAtReady = process.cpuUsage();
-  process.send?.('ready');
-  process.once('message', () => {
-    const cpu = process.cpuUsage(cpuAtReady);
-    const report: FollowerReport = { frames: arrivals.frames, outOfOrder: arrivals.outOfOrder, latest: arrivals.entries(), cpuMicros: cpu.user + cpu.system };
-    process.send?.(report, () => process.exit(0));
+  let open: (() => void)[] = [];
+  let cpuAtOpen = process.cpuUsage();
+  process.on('message', (message) => {
+    void (async () => {
+      if (message === 'open') {
+        open = await Promise.all(Array.from({ length: STREAMS }, () => follow(Number(flags.port), flags.token as string, arrivals)));
+        cpuAtOpen = process.cpuUsage();
+        process.send?.('open');
+      } else if (message === 'close') {
+        const cpu = process.cpuUsage(cpuAtOpen);
+        for (const close of open) close();
+        process.send?.(cpu.user + cpu.system);
+      } else {
+        const report: FollowerReport = { frames: arrivals.frames, outOfOrder: arrivals.outOfOrder, latest: arrivals.entries() };
+        process.send?.(report, () => process.exit(0));
+      }
+    })();
   });
 }
 
-(flags.follower ? followAll() : main()).catch((err: unknown) => {
-  process.stderr.write(`bench:fanout: ${(err as Error).message}\n`);
-  process.exitCode = 1;
-});
+if (flags.follower) {
+  followAll();
+} else {
+  main().catch((err: unknown) => {
+    process.stderr.write(`bench:fanout: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  });
+}
