@@ -14,12 +14,27 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { request, Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { cpuMicros } from './cpu.ts';
+import { benchFlags } from './flags.ts';
 import { freePort, waitUntilAnswering } from './service-process.ts';
 
-const { values: flags } = parseArgs({
-  options: { follower: { type: 'boolean', default: false }, port: { type: 'string' }, token: { type: 'string' }, connections: { type: 'string', default: '32' }, streams: { type: 'string', default: '200' }, duration: { type: 'string', default: '5' }, service: { type: 'string' } },
+const USAGE = `npm run bench:fanout [-- flags]: write throughput with and without GET /events streams open
+  --connections N    keep-alive connections creating books (32)
+  --streams N        streams open in the streamed mode (200)
+  --duration S       seconds of load per mode, in one-second slices (5)
+  --service PATH     another build's main.js instead of dist/main.js (a baseline)
+  --cpu-prof DIR     the service writes a V8 CPU profile there on exit
+`;
+const flags = benchFlags(USAGE, {
+  connections: { type: 'string', default: '32' },
+  streams: { type: 'string', default: '200' },
+  duration: { type: 'string', default: '5' },
+  service: { type: 'string' },
+  'cpu-prof': { type: 'string' },
+  // The subscriber child's own flags (it is this script, forked).
+  follower: { type: 'boolean', default: false },
+  port: { type: 'string' },
+  token: { type: 'string' },
 });
 const CONNECTIONS = Number(flags.connections);
 const STREAMS = Number(flags.streams);
@@ -180,7 +195,8 @@ function percentile(sorted: number[], p: number): number {
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-fanout-'));
   const port = await freePort();
-  const child = spawn(process.execPath, [flags.service ?? join(ROOT, 'dist/main.js'), '--port', String(port), '--host', '127.0.0.1', '--data-dir', dir], {
+  const profile = flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', flags['cpu-prof']];
+  const child = spawn(process.execPath, [...profile, flags.service ?? join(ROOT, 'dist/main.js'), '--port', String(port), '--host', '127.0.0.1', '--data-dir', dir], {
     env: { PATH: process.env.PATH ?? '', SECRET_TOKEN: SECRET, AUTH_PASSWORD: 'bench', LOG_LEVEL: 'warn', MAX_EVENT_STREAMS: String(STREAMS + 10) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
