@@ -1,25 +1,22 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { exportCatalogue } from '../src/cli/backup.ts';
-import { createServer, listen, openStore, parseCommand, type Book } from '../src/index.ts';
-import { startApp, TEST_PASSWORD, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts';
+import { parseCommand, type Book } from '../src/index.ts';
+import { startApp, type TestApp } from './helpers/app.ts';
 import { MAIN, runMain, type Exit } from './helpers/process.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 /** `node dist/main.js args` run to its end, with a clean environment. */
 const cli = (args: readonly string[], env: Record<string, string> = {}): Promise<Exit> => runMain({ args, env, cwd: tmpdir() });
 
-const dirs: string[] = [];
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'book-catalogue-backup-'));
-  dirs.push(dir);
-  return dir;
-}
-after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+const temp = tempDirs('book-catalogue-backup-');
+const tempDir = temp.make;
+after(() => temp.removeAll());
 
 describe('book-catalogue export / import', () => {
   let app: TestApp;
@@ -153,15 +150,11 @@ describe('export during heavy writes', () => {
   it('yields a state that some prefix of the acknowledged writes explains', async () => {
     const dataDir = await tempDir();
     // A small compaction threshold, so snapshots and journals are swapped while exports read.
-    const store = await openStore(dataDir, { compaction: { minBytes: 4096 } });
-    const server = createServer({ store, secret: TEST_SECRET, username: TEST_USER, password: TEST_PASSWORD });
-    const { port } = await listen(server, 0, '127.0.0.1');
-    const token = (await (await fetch(`http://127.0.0.1:${port}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: TEST_USER, password: TEST_PASSWORD }) })).json()) as { data: { token: string } };
+    const app = await startApp({ dataDir, logLevel: 'warn', storeOptions: { compaction: { minBytes: 4096 } } });
     const call = async (method: string, path: string, body?: unknown): Promise<Book | null> => {
-      const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { authorization: token.data.token }, ...(body !== undefined && { body: JSON.stringify(body) }) });
-      const json = (await res.json()) as { status: number; data: Book | null };
+      const { json } = await app.request(method, path, body === undefined ? {} : { body });
       assert.ok(json.status < 300, `${method} ${path}: ${json.status}`);
-      return json.data;
+      return json.data as Book | null;
     };
 
     const exports: Book[][] = [];
@@ -209,9 +202,9 @@ describe('export during heavy writes', () => {
     let logs: WriterLog[];
     try {
       [logs] = await Promise.all([Promise.all([0, 1, 2, 3].map(writer)), exporter()]);
-      assert.ok(store.stats.compactions > 0, 'compactions ran while exports read');
+      assert.ok(app.store.stats.compactions > 0, 'compactions ran while exports read');
     } finally {
-      await server.shutdown(1000);
+      await app.close();
     }
 
     for (const [n, books] of exports.entries()) {

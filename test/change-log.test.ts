@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { ChangesUnavailableError, openStore } from '../src/index.ts';
 import { ChangeLog, RETAINED_CHANGES } from '../src/store/change-log.ts';
 import type { ChangeEntry } from '../src/store/change.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
+
+const temp = tempDirs('store-changes-');
+after(() => temp.removeAll());
 
 const entry = (seq: number): ChangeEntry => ({ seq, type: 'created', id: seq, bookJson: `{"id":${seq}}` });
 const range = (from: number, to: number): ChangeEntry[] => Array.from({ length: to - from + 1 }, (_, i) => entry(from + i));
@@ -47,7 +48,7 @@ describe('ChangeLog (the retention buffer)', () => {
 
 describe('store.changes(since) and store.feed', () => {
   it('lists durable changes as objects and throws ChangesUnavailableError past the retained window', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'store-changes-'));
+    const dir = await temp.make();
     const store = await openStore(dir);
     try {
       const seen: number[] = [];
@@ -64,7 +65,6 @@ describe('store.changes(since) and store.feed', () => {
       assert.throws(() => store.changes(4), ChangesUnavailableError);
     } finally {
       await store.close();
-      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { RETAINED_CHANGES } from '../src/store/change-log.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { ioError, recordingFs } from './helpers/recording-fs.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 interface WireChange {
   seq: number;
@@ -103,12 +101,11 @@ describe('GET /changes', () => {
 });
 
 describe('GET /changes across restarts and compactions', () => {
-  const dirs: string[] = [];
-  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+  const temp = tempDirs('changes-');
+  after(() => temp.removeAll());
 
   it('after a restart the retained changes are rebuilt from the journal, with the same seqs and types, and seq keeps growing', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'changes-restart-'));
-    dirs.push(dataDir);
+    const dataDir = await temp.make();
     let app = await startApp({ dataDir });
     await app.request('POST', '/book', { body: book('Before') });
     await app.request('POST', '/book', { body: book('Second') });
@@ -133,8 +130,7 @@ describe('GET /changes across restarts and compactions', () => {
   });
 
   it('a compaction keeps the last changes answerable and seq growing; past the retained window: 410', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'changes-compaction-'));
-    dirs.push(dataDir);
+    const dataDir = await temp.make();
     const rec = recordingFs();
     rec.realSync = false; // about retention, not durability
     // Compaction only when the test asks for it.

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setImmediate as setImmediateAsync } from 'node:timers/promises';
@@ -8,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { signToken } from '../src/auth/jwt.ts';
 import { openConnection } from './helpers/raw.ts';
 import { killAll, launchMain, outputMatching, runMain, startMain, type Exit, type RunningService } from './helpers/process.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 const SECRET = 'cli-test-secret-that-is-32-bytes-or-more';
 const PASSWORD = 'cli-test-password';
@@ -47,12 +47,13 @@ describe('the command line (docs/contract.md, "Configuration")', { concurrency: 
     await mkdir(dir);
     return dir;
   };
+  const temp = tempDirs('book-catalogue-cli-');
   before(async () => {
-    root = await mkdtemp(join(tmpdir(), 'book-catalogue-cli-'));
+    root = await temp.make();
   });
   after(async () => {
     await killAll();
-    await rm(root, { recursive: true, force: true });
+    await temp.removeAll();
   });
 
   it('--help prints usage on stdout and exits 0', async () => {

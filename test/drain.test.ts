@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { connect, type Socket } from 'node:net';
 import { setTimeout } from 'node:timers/promises';
 import { startApp } from './helpers/app.ts';
 import { startMain, type RunningService } from './helpers/process.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
+
+const temp = tempDirs('book-catalogue-drain-');
+after(() => temp.removeAll());
 
 describe('GET /healthz while draining', () => {
   it('answers 200 OK before shutdown and 503 Shutting down with Connection: close while draining', async () => {
@@ -73,17 +74,13 @@ function requestInFlight(port: number): Promise<Socket> {
 }
 
 describe('a second SIGINT/SIGTERM exits at once', () => {
-  const dirs: string[] = [];
-  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
-
   const rows = [
     { signal: 'SIGTERM', code: 143 },
     { signal: 'SIGINT', code: 130 },
   ] as const;
   for (const { signal, code } of rows) {
     it(`a second ${signal} while a request is in flight exits with ${code}`, async () => {
-      const dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-drain-'));
-      dirs.push(dataDir);
+      const dataDir = await temp.make();
       const service = await startMain({
         args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
         env: { SECRET_TOKEN: 'drain-test-secret-that-is-32-bytes-or-more', AUTH_PASSWORD: 'pw', LOG_LEVEL: 'info' },
@@ -116,27 +113,23 @@ describe('drain says how many requests it abandoned', () => {
   });
 
   it('the service warns with the count instead of saying "stopped cleanly", and still exits 0', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-drain-'));
-    try {
-      const service = await startMain({
-        args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
-        env: { SECRET_TOKEN: 'drain-test-secret-that-is-32-bytes-or-more', AUTH_PASSWORD: 'pw' },
-        cwd: dataDir,
-      });
-      const conn = await requestInFlight(service.port);
-      const exit = await service.stop('SIGTERM');
-      conn.destroy();
-      assert.equal(exit.code, 0, exit.stderr);
-      const lines = exit.stdout
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as { level: number; msg: string; abandoned?: number });
-      assert.ok(!lines.some((l) => l.msg === 'stopped cleanly'), 'not "stopped cleanly"');
-      const last = lines.at(-1);
-      assert.deepEqual({ level: last?.level, abandoned: last?.abandoned }, { level: 40, abandoned: 1 });
-      assert.match(last?.msg ?? '', /^stopped: 1 request was still in flight at the 10 s limit and cut off$/);
-    } finally {
-      await rm(dataDir, { recursive: true, force: true });
-    }
+    const dataDir = await temp.make();
+    const service = await startMain({
+      args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+      env: { SECRET_TOKEN: 'drain-test-secret-that-is-32-bytes-or-more', AUTH_PASSWORD: 'pw' },
+      cwd: dataDir,
+    });
+    const conn = await requestInFlight(service.port);
+    const exit = await service.stop('SIGTERM');
+    conn.destroy();
+    assert.equal(exit.code, 0, exit.stderr);
+    const lines = exit.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { level: number; msg: string; abandoned?: number });
+    assert.ok(!lines.some((l) => l.msg === 'stopped cleanly'), 'not "stopped cleanly"');
+    const last = lines.at(-1);
+    assert.deepEqual({ level: last?.level, abandoned: last?.abandoned }, { level: 40, abandoned: 1 });
+    assert.match(last?.msg ?? '', /^stopped: 1 request was still in flight at the 10 s limit and cut off$/);
   });
 });

@@ -1,22 +1,19 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { readCatalogue } from '../src/store/catalogue-file.ts';
 import { exerciseEmbeddingExample } from './helpers/embedding.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 describe('embedding the library (README "Embedding as a library")', () => {
-  const dirs: string[] = [];
-  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+  const temp = tempDirs('book-catalogue-embed-');
+  after(() => temp.removeAll());
 
   it('the README example mounts createApp in its own node:http server, serves requests and stops on SIGTERM', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-embed-'));
-    dirs.push(dataDir);
+    const dataDir = await temp.make();
     // The package refers to itself by name (its `exports`), so `from 'book-catalogue'` is dist/.
     const stdout = await exerciseEmbeddingExample(process.execPath, ['--import', 'tsx', 'docs/embedding-example.ts'], ROOT, dataDir);
     assert.match(stdout, /^catalogue at http:\/\/127\.0\.0\.1:\d+\/catalogue\n$/, 'the library itself wrote nothing to stdout');

@@ -1,9 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createLogger, createServer, listen, openStore, type BookStore, type CatalogueServer } from '../src/index.ts';
+import type { BookStore } from '../src/index.ts';
 import { startApp, TEST_PASSWORD, TEST_USER, type TestApp } from './helpers/app.ts';
 import { rawRequestThenClose, type RawResponse } from './helpers/raw.ts';
 
@@ -117,44 +114,32 @@ describe('the envelope on every status (docs/contract.md, "Envelope" and "Messag
 
 describe('an unexpected failure is 500 Internal server error (docs/contract.md, "Envelope")', () => {
   const DETAIL = 'disk on fire at /secret/path';
-  let dataDir: string;
-  let server: CatalogueServer;
+  let app: TestApp;
   let url: string;
-  const logs: string[] = [];
   before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-envelope-'));
-    const logger = createLogger({ level: 'info', write: (line) => logs.push(line) });
-    const real = await openStore(dataDir, { logger });
     // The real store, except that listing throws and creating rejects.
-    const store = new Proxy(real, {
-      get(target, prop) {
-        if (prop === 'listSnapshot') return () => {
-          throw new Error(DETAIL);
-        };
-        if (prop === 'create') return () => Promise.reject(new Error(DETAIL));
-        const value: unknown = Reflect.get(target, prop);
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    }) as BookStore;
-    server = createServer({ store, secret: 'x'.repeat(32), username: 'u', password: 'p', logger });
-    url = `http://127.0.0.1:${(await listen(server, 0, '127.0.0.1')).port}`;
+    const failing = (real: BookStore): BookStore =>
+      new Proxy(real, {
+        get(target, prop) {
+          if (prop === 'listSnapshot') return () => {
+            throw new Error(DETAIL);
+          };
+          if (prop === 'create') return () => Promise.reject(new Error(DETAIL));
+          const value: unknown = Reflect.get(target, prop);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+    app = await startApp({ logLevel: 'info', wrapStore: failing });
+    url = app.url;
   });
-  after(async () => {
-    await server.shutdown(1000);
-    await rm(dataDir, { recursive: true, force: true });
-  });
-
-  const token = async (): Promise<string> => {
-    const res = await fetch(`${url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"u","password":"p"}' });
-    return ((await res.json()) as { data: { token: string } }).data.token;
-  };
+  after(() => app.close());
 
   for (const [name, method, path, body] of [
     ['a handler that throws', 'GET', '/books', undefined],
     ['a handler whose promise rejects', 'POST', '/book', '{"title":"t","author":"a","year":1}'],
   ] as const) {
     it(`500 Internal server error for ${name}, with no stack or detail in the body`, async () => {
-      const res = await fetch(url + path, { method, headers: { authorization: await token() }, ...(body && { body }) });
+      const res = await fetch(url + path, { method, headers: { authorization: app.token() }, ...(body && { body }) });
       const text = await res.text();
       assert.equal(res.status, 500);
       assertEnvelope(500, (n) => res.headers.get(n), text, 'Internal server error');
@@ -163,9 +148,9 @@ describe('an unexpected failure is 500 Internal server error (docs/contract.md, 
   }
 
   it('the detail is in the server log, under the request id', async () => {
-    const res = await fetch(`${url}/books`, { headers: { authorization: await token(), 'x-request-id': 'boom-1' } });
+    const res = await fetch(`${url}/books`, { headers: { authorization: app.token(), 'x-request-id': 'boom-1' } });
     assert.equal(res.status, 500);
-    const line = logs.map((l) => JSON.parse(l) as { reqId?: string; level: number; err?: { message: string } }).find((l) => l.reqId === 'boom-1' && l.level === 50);
+    const line = app.logs.map((l) => JSON.parse(l) as { reqId?: string; level: number; err?: { message: string } }).find((l) => l.reqId === 'boom-1' && l.level === 50);
     assert.equal(line?.err?.message, DETAIL);
   });
 

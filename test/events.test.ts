@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { killAll, startMain } from './helpers/process.ts';
 import { ioError, recordingFs } from './helpers/recording-fs.ts';
 import { changeSeqs, openEvents, type EventsClient, type SseFrame } from './helpers/sse-client.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
+
+const temp = tempDirs('events-');
+after(() => temp.removeAll());
 
 const book = (title: string): { title: string; author: string; year: number } => ({ title, author: 'A. Author', year: 2001 });
 
@@ -243,12 +244,8 @@ describe('GET /events limits and lifetime', () => {
 });
 
 describe('GET /events across restarts and compactions', () => {
-  const dirs: string[] = [];
-  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
-
   it('a client resumes after a restart and after a compaction with exactly what it missed', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'events-restart-'));
-    dirs.push(dataDir);
+    const dataDir = await temp.make();
     let app = await startApp({ dataDir });
     const first = await events(app);
     await app.request('POST', '/book', { body: book('One') });
@@ -287,25 +284,21 @@ describe('GET /events and SIGTERM', () => {
   after(killAll);
 
   it('the process exits 0 promptly on SIGTERM with streams open (they close as the drain starts)', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'events-sigterm-'));
-    try {
-      const service = await startMain({
-        args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
-        env: { SECRET_TOKEN: 'events-sigterm-secret-that-is-32-bytes-or-more', AUTH_PASSWORD: 'pw', LOG_LEVEL: 'info' },
-        cwd: dataDir,
-      });
-      const login = await fetch(`${service.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"admin","password":"pw"}' });
-      const token = ((await login.json()) as { data: { token: string } }).data.token;
-      const streams = await Promise.all([1, 2, 3].map(() => openEvents(`${service.url}/events`, { authorization: token })));
-      assert.ok(streams.every((s) => s.status === 200));
-      const started = performance.now();
-      const exit = await service.stop('SIGTERM');
-      assert.equal(exit.code, 0, exit.stderr);
-      // The drain grace is 10 s: a stream holding it would take that long.
-      assert.ok(performance.now() - started < 5000, `exited after ${Math.round(performance.now() - started)} ms`);
-      await Promise.all(streams.map((s) => s.ended));
-    } finally {
-      await rm(dataDir, { recursive: true, force: true });
-    }
+    const dataDir = await temp.make();
+    const service = await startMain({
+      args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+      env: { SECRET_TOKEN: 'events-sigterm-secret-that-is-32-bytes-or-more', AUTH_PASSWORD: 'pw', LOG_LEVEL: 'info' },
+      cwd: dataDir,
+    });
+    const login = await fetch(`${service.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"admin","password":"pw"}' });
+    const token = ((await login.json()) as { data: { token: string } }).data.token;
+    const streams = await Promise.all([1, 2, 3].map(() => openEvents(`${service.url}/events`, { authorization: token })));
+    assert.ok(streams.every((s) => s.status === 200));
+    const started = performance.now();
+    const exit = await service.stop('SIGTERM');
+    assert.equal(exit.code, 0, exit.stderr);
+    // The drain grace is 10 s: a stream holding it would take that long.
+    assert.ok(performance.now() - started < 5000, `exited after ${Math.round(performance.now() - started)} ms`);
+    await Promise.all(streams.map((s) => s.ended));
   });
 });

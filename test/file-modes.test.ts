@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openStore } from '../src/index.ts';
 import { nodeFileLayer, TEMP_SUFFIX, type FileLayer } from '../src/fs/durable-fs.ts';
 import { startMain, type RunningService } from './helpers/process.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
+
+const temp = tempDirs('book-catalogue-modes-');
+after(() => temp.removeAll());
 
 /*
  * The data directory holds the catalogue, the generated signing secret and password: nobody but
@@ -36,7 +39,7 @@ describe('file modes: the data directory is 0700 and every file in it 0600', () 
   let afterStop: [string, string, boolean][];
 
   before(async () => {
-    root = await mkdtemp(join(tmpdir(), 'book-catalogue-modes-'));
+    root = await temp.make();
     dataDir = join(root, 'data');
     main = await startMain({ args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], cwd: root, env: { NODE_OPTIONS: `--import ${UMASK_ZERO}` } });
     const password = (await readFile(join(dataDir, 'auth-password'), 'utf8')).trim();
@@ -55,7 +58,6 @@ describe('file modes: the data directory is 0700 and every file in it 0600', () 
   });
   after(async () => {
     await main?.stop();
-    await rm(root, { recursive: true, force: true });
   });
 
   it('while serving: the directory, the journal, the lock and the generated secret and password', () => {
@@ -76,7 +78,7 @@ describe('file modes through compaction: snapshot and temp files are 0600 from t
   let afterClose: [string, string, boolean][];
 
   before(async () => {
-    dir = join(await mkdtemp(join(tmpdir(), 'book-catalogue-modes-')), 'data');
+    dir = join(await temp.make(), 'data');
     // The mode a file has right after open() is what a reader could race for: record it then.
     const fs: FileLayer = {
       ...nodeFileLayer,
@@ -98,7 +100,6 @@ describe('file modes through compaction: snapshot and temp files are 0600 from t
     }
     afterClose = await modes(dir);
   });
-  after(() => rm(join(dir, '..'), { recursive: true, force: true }));
 
   it('every file the store opened was 0600 at once, the snapshot temp file included', () => {
     assert.ok(opened.some(([name]) => name.endsWith(TEMP_SUFFIX)), `a compaction ran: ${opened.map(([n]) => n).join(', ')}`);

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { importCatalogue } from '../src/cli/backup.ts';
 import { arrayElements } from '../src/cli/json-array.ts';
 import { readCatalogue } from '../src/index.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 async function elements(chunks: string[]): Promise<unknown[]> {
   const out: unknown[] = [];
@@ -46,13 +46,9 @@ describe('arrayElements: the elements of a JSON array read in chunks', () => {
 });
 
 describe('import streams its file', () => {
-  const dirs: string[] = [];
-  after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
-  const tempDir = async (): Promise<string> => {
-    const dir = await mkdtemp(join(tmpdir(), 'book-catalogue-import-'));
-    dirs.push(dir);
-    return dir;
-  };
+  const temp = tempDirs('book-catalogue-import-');
+  after(() => temp.removeAll());
+  const tempDir = temp.make;
   const book = (id: number): string => JSON.stringify({ id, title: `T${id}`, author: 'A', year: 2000 });
 
   it('a file in ascending id order: every book, the next id after the largest', async () => {

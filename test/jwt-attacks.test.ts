@@ -1,34 +1,17 @@
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { startApp, TEST_SECRET, TEST_USER, TEST_PASSWORD, type TestApp } from './helpers/app.ts';
+import { b64url, handSignedToken, hmacSignature, type HandTokenParts } from './helpers/token.ts';
 
-/*
- * An attacker's JWT toolbox, written here on createHmac alone so that no bug in src/auth/jwt.ts
- * can hide itself by building the attack tokens too.
- */
+/* An attacker's JWT toolbox, on the hand-signing helper (node:crypto alone, not src/auth/jwt.ts). */
 const NOW = 1_900_000_000;
 const OTHER_SECRET = 'another-secret-that-is-also-32-bytes-long!!';
 
-const b64 = (data: string | Buffer): string => Buffer.from(data).toString('base64url');
-const json = (value: unknown): string => b64(JSON.stringify(value));
-const hmac = (hash: string, key: string, input: string): string => createHmac(hash, key).update(input).digest('base64url');
+const json = (value: unknown): string => b64url(JSON.stringify(value));
 
-interface Forge {
-  header?: unknown;
-  claims?: unknown;
-  /** Segment text used as is instead of encoding header/claims. */
-  headerSegment?: string;
-  claimsSegment?: string;
-  hash?: string;
-  key?: string;
-}
-
-function forge(options: Forge = {}): string {
-  const h = options.headerSegment ?? json('header' in options ? options.header : { alg: 'HS256', typ: 'JWT' });
-  const p = options.claimsSegment ?? json('claims' in options ? options.claims : { sub: TEST_USER, iat: NOW, exp: NOW + 900 });
-  const input = `${h}.${p}`;
-  return `${input}.${hmac(options.hash ?? 'sha256', options.key ?? TEST_SECRET, input)}`;
+/** Signed with the app's secret and valid claims unless the attack says otherwise. */
+function forge(options: Partial<HandTokenParts> = {}): string {
+  return handSignedToken({ claims: { sub: TEST_USER, iat: NOW, exp: NOW + 900 }, secret: TEST_SECRET, ...options });
 }
 
 const [GOOD_H, GOOD_P, GOOD_S] = forge().split('.') as [string, string, string];
@@ -84,17 +67,17 @@ const ATTACKS: { name: string; token: string }[] = [
   { name: 'alg is RS256 carrying an HMAC made with the secret', token: forge({ header: { alg: 'RS256', typ: 'JWT' } }) },
   { name: 'alg is ES256 carrying an HMAC made with the secret', token: forge({ header: { alg: 'ES256', typ: 'JWT' } }) },
   { name: 'alg is missing', token: forge({ header: { typ: 'JWT' } }) },
-  { name: 'the header carries the attacker’s own key (jwk) and is signed with it', token: forge({ header: { alg: 'HS256', jwk: { kty: 'oct', k: b64(OTHER_SECRET) } }, key: OTHER_SECRET }) },
+  { name: 'the header carries the attacker’s own key (jwk) and is signed with it', token: forge({ header: { alg: 'HS256', jwk: { kty: 'oct', k: b64url(OTHER_SECRET) } }, secret: OTHER_SECRET }) },
   { name: 'the payload was tampered with after signing', token: `${GOOD_H}.${json({ sub: 'admin', iat: NOW, exp: NOW + 900 })}.${GOOD_S}` },
-  { name: 'the signature was made with another secret', token: forge({ key: OTHER_SECRET }) },
+  { name: 'the signature was made with another secret', token: forge({ secret: OTHER_SECRET }) },
   { name: 'the signature is truncated', token: `${GOOD_H}.${GOOD_P}.${GOOD_S.slice(0, 42)}` },
   { name: 'exp is in the past', token: forge({ claims: { sub: TEST_USER, exp: NOW - 1 } }) },
   { name: 'exp equals now (no leeway)', token: forge({ claims: { sub: TEST_USER, exp: NOW } }) },
   { name: 'exp is missing', token: forge({ claims: { sub: TEST_USER, iat: NOW } }) },
   { name: 'exp is a string', token: forge({ claims: { sub: TEST_USER, exp: String(NOW + 900) } }) },
-  { name: 'exp is NaN', token: forge({ claimsSegment: b64(`{"sub":"${TEST_USER}","exp":NaN}`) }) },
+  { name: 'exp is NaN', token: forge({ claimsSegment: b64url(`{"sub":"${TEST_USER}","exp":NaN}`) }) },
   { name: 'exp is null', token: forge({ claims: { sub: TEST_USER, exp: null } }) },
-  { name: 'exp overflows to Infinity', token: forge({ claimsSegment: b64(`{"sub":"${TEST_USER}","exp":1e400}`) }) },
+  { name: 'exp overflows to Infinity', token: forge({ claimsSegment: b64url(`{"sub":"${TEST_USER}","exp":1e400}`) }) },
   { name: 'nbf is in the future', token: forge({ claims: { sub: TEST_USER, exp: NOW + 900, nbf: NOW + 60 } }) },
   { name: 'nbf is a string', token: forge({ claims: { sub: TEST_USER, exp: NOW + 900, nbf: String(NOW) } }) },
   { name: 'a crit header is present', token: forge({ header: { alg: 'HS256', typ: 'JWT', crit: ['exp'] } }) },
@@ -114,11 +97,11 @@ const ATTACKS: { name: string; token: string }[] = [
   { name: 'the header is a JSON array', token: forge({ header: ['HS256'] }) },
   { name: 'the header is a JSON string', token: forge({ header: 'HS256' }) },
   { name: 'the header is null', token: forge({ header: null }) },
-  { name: 'the header is not JSON', token: forge({ headerSegment: b64('{alg:HS256}') }) },
+  { name: 'the header is not JSON', token: forge({ headerSegment: b64url('{alg:HS256}') }) },
   { name: 'the payload is a JSON array', token: forge({ claims: [{ exp: NOW + 900 }] }) },
   { name: 'the payload is a JSON number', token: forge({ claims: NOW + 900 }) },
-  { name: 'the payload is not JSON', token: forge({ claimsSegment: b64('exp=1900000900') }) },
-  { name: 'the payload is not UTF-8 JSON', token: forge({ claimsSegment: b64(Buffer.from([0xff, 0xfe, 0x7b, 0x7d])) }) },
+  { name: 'the payload is not JSON', token: forge({ claimsSegment: b64url('exp=1900000900') }) },
+  { name: 'the payload is not UTF-8 JSON', token: forge({ claimsSegment: b64url(Buffer.from([0xff, 0xfe, 0x7b, 0x7d])) }) },
   { name: 'the token is over 8 KiB', token: AROUND_8_KIB.over },
   { name: 'the token is 12 KiB of dots', token: '.'.repeat(12 * 1024) },
 ];
@@ -144,7 +127,7 @@ describe('JWT attack matrix: every forged token answers 401 Invalid token', () =
   }
 
   it('401 Invalid token for a Basic authorization carrying the right credentials', async () => {
-    await expectInvalid(`Basic ${b64(`${TEST_USER}:${TEST_PASSWORD}`)}`);
+    await expectInvalid(`Basic ${b64url(`${TEST_USER}:${TEST_PASSWORD}`)}`);
   });
 
   it('the largest token not over 8 KiB is accepted (the cap is not off by one)', async () => {
@@ -170,7 +153,7 @@ describe('JWT attack matrix: every forged token answers 401 Invalid token', () =
     const token = (res.json.data as { token: string }).token;
     const [h, p, s] = token.split('.') as [string, string, string];
     assert.deepEqual(JSON.parse(Buffer.from(h, 'base64url').toString()), { alg: 'HS256', typ: 'JWT' });
-    assert.equal(s, hmac('sha256', TEST_SECRET, `${h}.${p}`));
+    assert.equal(s, hmacSignature(`${h}.${p}`, TEST_SECRET));
     assert.deepEqual(JSON.parse(Buffer.from(p, 'base64url').toString()), { sub: TEST_USER, iat: NOW, exp: NOW + 900 });
   });
 });
@@ -192,7 +175,7 @@ describe('key rotation: SECRET_TOKEN_PREVIOUS verifies, never signs', () => {
     (await app.request('GET', '/books', { headers: { authorization } })).status;
 
   it('200 for a token signed with the previous secret', async () => {
-    assert.equal(await status(rotating, forge({ key: PREVIOUS })), 200);
+    assert.equal(await status(rotating, forge({ secret: PREVIOUS })), 200);
   });
 
   it('200 for a token signed with the current secret', async () => {
@@ -200,22 +183,22 @@ describe('key rotation: SECRET_TOKEN_PREVIOUS verifies, never signs', () => {
   });
 
   it('401 Invalid token for a token signed with neither', async () => {
-    assert.equal(await status(rotating, forge({ key: OTHER_SECRET })), 401);
+    assert.equal(await status(rotating, forge({ secret: OTHER_SECRET })), 401);
   });
 
   it('401 Invalid token for an expired token signed with the previous secret', async () => {
-    assert.equal(await status(rotating, forge({ key: PREVIOUS, claims: { exp: NOW - 1 } })), 401);
+    assert.equal(await status(rotating, forge({ secret: PREVIOUS, claims: { exp: NOW - 1 } })), 401);
   });
 
   it('401 Invalid token for a previous-secret token when no previous secret is configured', async () => {
-    assert.equal(await status(plain, forge({ key: PREVIOUS })), 401);
+    assert.equal(await status(plain, forge({ secret: PREVIOUS })), 401);
   });
 
   it('POST /token signs with the current secret only', async () => {
     const res = await rotating.request('POST', '/token', { auth: false, body: { username: TEST_USER, password: TEST_PASSWORD } });
     const token = (res.json.data as { token: string }).token;
     const [h, p, s] = token.split('.') as [string, string, string];
-    assert.equal(s, hmac('sha256', TEST_SECRET, `${h}.${p}`));
+    assert.equal(s, hmacSignature(`${h}.${p}`, TEST_SECRET));
     assert.equal(await status(plain, token), 200);
   });
 });

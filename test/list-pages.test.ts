@@ -1,9 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { writeCatalogue, type Book } from '../src/index.ts';
+import type { Book } from '../src/index.ts';
 import { startApp, type TestApp, type TestResponse } from './helpers/app.ts';
 
 const data = (res: TestResponse): Book[] => res.json.data as Book[];
@@ -29,11 +26,9 @@ describe('GET /books?limit&after: keyset pages (issue 10)', () => {
   let app: TestApp;
   let books: Book[];
   before(async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-pages-'));
     // Gaps in the ids (deleted books) and more than one index page (4,096 ids each).
     books = Array.from({ length: 3000 }, (_, i) => ({ id: 1 + i * 3, title: `Book ${i}`, author: `Author ${i % 10}`, year: 2000 }));
-    await writeCatalogue(dataDir, books);
-    app = await startApp({ dataDir, logLevel: 'warn' });
+    app = await startApp({ catalogue: books, logLevel: 'warn' });
   });
   after(() => app.close());
 
@@ -93,10 +88,8 @@ describe('walking pages while books change', () => {
   let app: TestApp;
   after(() => app.close());
   it('books that exist throughout appear exactly once, in order', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-pages-writes-'));
     const books = Array.from({ length: 600 }, (_, i) => ({ id: i + 1, title: `Book ${i}`, author: 'A', year: 2000 }));
-    await writeCatalogue(dataDir, books);
-    app = await startApp({ dataDir, logLevel: 'warn' });
+    app = await startApp({ catalogue: books, logLevel: 'warn' });
     const deleted = new Set<number>();
     const seen = await walk(app, '/books?limit=50', async (page) => {
       // Deletes ahead of and behind the cursor, an update ahead, and new books at the end.

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { mkdtemp } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { writeCatalogue, type Book } from '../src/index.ts';
+import type { Book } from '../src/index.ts';
 import { bookJson } from '../src/model/book.ts';
 import { BookIndex } from '../src/store/book-index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
@@ -48,10 +45,8 @@ describe('GET /books streamed from the index pages (issue 10)', () => {
   let app: TestApp;
   let books: Book[];
   before(async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-stream-'));
     books = catalogue();
-    await writeCatalogue(dataDir, books);
-    app = await startApp({ dataDir, logLevel: 'warn' });
+    app = await startApp({ catalogue: books, logLevel: 'warn' });
   });
   after(() => app.close());
 

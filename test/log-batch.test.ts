@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { batchLines } from '../src/log.ts';
 import { killAll, outputMatching, startMain } from './helpers/process.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 describe('log lines are batched per event-loop turn (request logging stays cheap at info)', () => {
   it('lines written in one turn reach the sink as one chunk, in order, at the end of the turn', async () => {
@@ -45,14 +44,15 @@ describe('log lines are batched per event-loop turn (request logging stays cheap
 });
 
 describe('the CLI loses no log line on exit', () => {
+  const temp = tempDirs('book-catalogue-log-batch-');
   let cwd: string;
   const env = { AUTH_PASSWORD: 'log-batch-password', SECRET_TOKEN: 'log-batch-secret-that-is-32-bytes-long!!' };
   before(async () => {
-    cwd = await mkdtemp(join(tmpdir(), 'book-catalogue-log-batch-'));
+    cwd = await temp.make();
   });
   after(async () => {
     await killAll();
-    await rm(cwd, { recursive: true, force: true });
+    await temp.removeAll();
   });
 
   it('one request line per request is on stdout when the process exits after SIGTERM', async () => {

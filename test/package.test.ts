@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { exerciseEmbeddingExample } from './helpers/embedding.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -37,11 +37,12 @@ function tarFiles(tgz: Buffer): Map<string, Buffer> {
 }
 
 describe('the package: npm pack, then an offline install into a fresh project', () => {
+  const temp = tempDirs('book-catalogue-pack-');
   let work: string;
   let tarball: string;
   let project: string;
   before(async () => {
-    work = await mkdtemp(join(tmpdir(), 'book-catalogue-pack-'));
+    work = await temp.make();
     // dist/ is already built (pretest); rebuilding here would race the other test files using it.
     const packed = JSON.parse(await run(NPM, ['pack', '--json', '--ignore-scripts', '--pack-destination', work], ROOT)) as { filename: string }[];
     tarball = join(work, (packed[0] as { filename: string }).filename);
@@ -50,7 +51,7 @@ describe('the package: npm pack, then an offline install into a fresh project', 
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'embedder', private: true, type: 'module' }));
     await run(NPM, ['install', '--offline', '--no-audit', '--no-fund', '--cache', join(work, 'npm-cache'), tarball], project);
   });
-  after(() => rm(work, { recursive: true, force: true }));
+  after(() => temp.removeAll());
 
   it('the tarball holds dist/ with a declaration per module and the bin with its shebang, and nothing from test/, data/ or .env', async () => {
     const files = tarFiles(await readFile(tarball));

@@ -1,19 +1,19 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startApp } from './helpers/app.ts';
 import { killAll, startMain } from './helpers/process.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
+
+const temp = tempDirs('book-catalogue-restart-');
+after(() => temp.removeAll());
 
 const book = (title: string) => ({ title, author: 'a', year: 2000 });
 
 describe('restart on the same data directory (docs/contract.md, "Books" and "Durability")', () => {
   let dataDir: string;
   before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-restart-'));
+    dataDir = await temp.make();
   });
-  after(() => rm(dataDir, { recursive: true, force: true }));
 
   it('keeps every book, the next id (never reused after deletes), and tokens signed with the same secret', async () => {
     const first = await startApp({ dataDir });
@@ -46,21 +46,17 @@ describe('restart on the same data directory (docs/contract.md, "Books" and "Dur
   });
 
   it('the next id survives even when every book was deleted', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'book-catalogue-restart-'));
-    try {
-      const first = await startApp({ dataDir: dir });
-      await first.request('POST', '/book', { body: book('a') });
-      await first.request('POST', '/book', { body: book('b') });
-      await first.request('DELETE', '/book/1');
-      await first.request('DELETE', '/book/2');
-      await first.close({ keepData: true });
-      const second = await startApp({ dataDir: dir });
-      assert.deepEqual((await second.request('GET', '/books')).json.data, []);
-      assert.equal(((await second.request('POST', '/book', { body: book('c') })).json.data as { id: number }).id, 3);
-      await second.close({ keepData: true });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const dir = await temp.make();
+    const first = await startApp({ dataDir: dir });
+    await first.request('POST', '/book', { body: book('a') });
+    await first.request('POST', '/book', { body: book('b') });
+    await first.request('DELETE', '/book/1');
+    await first.request('DELETE', '/book/2');
+    await first.close({ keepData: true });
+    const second = await startApp({ dataDir: dir });
+    assert.deepEqual((await second.request('GET', '/books')).json.data, []);
+    assert.equal(((await second.request('POST', '/book', { body: book('c') })).json.data as { id: number }).id, 3);
+    await second.close({ keepData: true });
   });
 });
 
@@ -68,12 +64,9 @@ describe('restart on the same data directory (docs/contract.md, "Books" and "Dur
 describe('restart of the process with a generated secret (docs/contract.md, "Configuration")', { timeout: 30_000 }, () => {
   let cwd: string;
   before(async () => {
-    cwd = await mkdtemp(join(tmpdir(), 'book-catalogue-restart-cli-'));
+    cwd = await temp.make();
   });
-  after(async () => {
-    await killAll();
-    await rm(cwd, { recursive: true, force: true });
-  });
+  after(killAll);
 
   it('books, the next id and tokens issued before the restart all survive, because the generated secret persists', async () => {
     const env = { AUTH_PASSWORD: 'restart-password' };

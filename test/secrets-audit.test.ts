@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startMain, type RunningService } from './helpers/process.ts';
 import { rawRequestThenClose } from './helpers/raw.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
+import { b64url, handSignedToken } from './helpers/token.ts';
 
 /*
  * A whole session against the real binary at LOG_LEVEL=debug, with everything it prints on stdout
@@ -17,13 +17,8 @@ const PREVIOUS = 'audit-previous-secret-0123456789abcdefghij';
 const USER = 'auditor';
 const FAIL_WRITES = new URL('./fixtures/fail-writes.mjs', import.meta.url).pathname;
 
-const b64 = (text: string): string => Buffer.from(text).toString('base64url');
-
 /** A token signed here, with the previous secret: it exercises rotation through the real config. */
-const PREVIOUS_TOKEN = ((): string => {
-  const input = `${b64('{"alg":"HS256","typ":"JWT"}')}.${b64(JSON.stringify({ sub: USER, exp: Math.floor(Date.now() / 1000) + 600 }))}`;
-  return `${input}.${createHmac('sha256', PREVIOUS).update(input).digest('base64url')}`;
-})();
+const PREVIOUS_TOKEN = handSignedToken({ claims: { sub: USER, exp: Math.floor(Date.now() / 1000) + 600 }, secret: PREVIOUS });
 
 /** Records every status, and every credential and Authorization value sent or received. */
 class Session {
@@ -94,13 +89,14 @@ async function runSession(session: Session, failWrites: (on: boolean) => Promise
 }
 
 describe('secrets audit: a full session at LOG_LEVEL=debug prints no secret', () => {
+  const temp = tempDirs('book-catalogue-audit-');
   let dir: string;
   let main: RunningService | undefined;
   let output = '';
   let session: Session;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'book-catalogue-audit-'));
+    dir = await temp.make();
     const marker = join(dir, 'fail-writes');
     main = await startMain({
       args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', join(dir, 'data')],
@@ -131,7 +127,7 @@ describe('secrets audit: a full session at LOG_LEVEL=debug prints no secret', ()
   });
   after(async () => {
     await main?.stop();
-    await rm(dir, { recursive: true, force: true });
+    await temp.removeAll();
   });
 
   it('the session went through every kind of answer, 500 included', () => {
@@ -150,7 +146,7 @@ describe('secrets audit: a full session at LOG_LEVEL=debug prints no secret', ()
   });
 
   it('no password, secret, token or Authorization value appears on stdout or stderr', () => {
-    const encodings = (value: string): string[] => [value, b64(value), Buffer.from(value).toString('base64'), Buffer.from(value).toString('hex')];
+    const encodings = (value: string): string[] => [value, b64url(value), Buffer.from(value).toString('base64'), Buffer.from(value).toString('hex')];
     const leaks = [...session.sensitive].flatMap(encodings).filter((value) => output.includes(value));
     assert.deepEqual(leaks, []);
   });

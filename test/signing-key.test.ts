@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseCommand } from '../src/index.ts';
 import { startApp, TEST_PASSWORD, TEST_USER } from './helpers/app.ts';
-
-/** HS256 over `header.payload` with `key`, as a system verifying our tokens elsewhere would compute it. */
-function verifiesWith(token: string, key: Buffer): boolean {
-  const [header, payload, signature] = token.split('.') as [string, string, string];
-  return createHmac('sha256', key).update(`${header}.${payload}`).digest('base64url') === signature;
-}
+import { signedWith } from './helpers/token.ts';
 
 describe('the signing key is the UTF-8 bytes of SECRET_TOKEN (docs/contract.md, "Signing key")', () => {
   // Valid hex and valid base64 at once, with a non-ASCII letter and spaces at both ends: a verifier
@@ -37,11 +31,11 @@ describe('the signing key is the UTF-8 bytes of SECRET_TOKEN (docs/contract.md, 
     try {
       const res = await app.request('POST', '/token', { auth: false, body: { username: TEST_USER, password: TEST_PASSWORD } });
       const { token } = res.json.data as { token: string };
-      assert.equal(verifiesWith(token, Buffer.from(secret, 'utf8')), true);
-      assert.equal(verifiesWith(token, Buffer.from(secret.trim(), 'utf8')), false);
-      assert.equal(verifiesWith(token, Buffer.from(secret.trim().slice(0, 64), 'hex')), false);
-      assert.equal(verifiesWith(token, Buffer.from(secret.trim().slice(0, 64), 'base64')), false);
-      assert.equal(verifiesWith(token, Buffer.from(secret, 'latin1')), false, 'UTF-8, not Latin-1');
+      assert.equal(signedWith(token, Buffer.from(secret, 'utf8')), true);
+      assert.equal(signedWith(token, Buffer.from(secret.trim(), 'utf8')), false);
+      assert.equal(signedWith(token, Buffer.from(secret.trim().slice(0, 64), 'hex')), false);
+      assert.equal(signedWith(token, Buffer.from(secret.trim().slice(0, 64), 'base64')), false);
+      assert.equal(signedWith(token, Buffer.from(secret, 'latin1')), false, 'UTF-8, not Latin-1');
     } finally {
       await app.close();
     }

@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { TRANSPORT_LIMITS, writeCatalogue, type Book } from '../src/index.ts';
+import { TRANSPORT_LIMITS, type Book } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { openConnection, parseResponse } from './helpers/raw.ts';
 
@@ -57,29 +54,17 @@ function books(count: number): Book[] {
 }
 const ENVELOPE_BYTES = '{"status":200,"message":"Books retrieved successfully","data":}'.length;
 
-/** A fresh data directory holding `count` books; `startApp` removes only directories it made itself. */
-async function bigCatalogue(dirs: string[], count = 1500): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'book-catalogue-slow-'));
-  dirs.push(dir);
-  await writeCatalogue(dir, books(count));
-  return dir;
-}
-
 async function healthy(app: TestApp): Promise<void> {
   const res = await app.request('GET', '/healthz', { auth: false });
   assert.deepEqual(res.json, { status: 200, message: 'OK', data: { status: 'ok' } });
 }
 
 describe('an answer that makes no progress ends its connection after the send timeout', () => {
-  const dirs: string[] = [];
   let app: TestApp;
   before(async () => {
-    app = await startApp({ logLevel: 'silent', limits: LIMITS, dataDir: await bigCatalogue(dirs) });
+    app = await startApp({ logLevel: 'silent', limits: LIMITS, catalogue: books(1500) });
   });
-  after(async () => {
-    await app.close();
-    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-  });
+  after(() => app.close());
 
   it('a client that asks for GET /books and never reads is disconnected within the bound', { timeout: 30_000 }, async () => {
     const socket = await openPaused(app.port);
@@ -102,7 +87,7 @@ describe('an answer that makes no progress ends its connection after the send ti
     // must be seen mid-write, not only when a write completes.
     const sendTimeoutMs = 1_500;
     const listBytes = Buffer.byteLength(JSON.stringify(books(3000)));
-    const patient = await startApp({ logLevel: 'silent', limits: { ...LIMITS, sendTimeoutMs }, dataDir: await bigCatalogue(dirs, 3000) });
+    const patient = await startApp({ logLevel: 'silent', limits: { ...LIMITS, sendTimeoutMs }, catalogue: books(3000) });
     const socket = await openPaused(patient.port);
     const chunks: Buffer[] = [];
     let length = 0;
@@ -136,7 +121,7 @@ describe('an answer that makes no progress ends its connection after the send ti
   });
 
   it('when such clients fill the connection cap, a new client gets a slot within the bound', { timeout: 30_000 }, async () => {
-    const capped = await startApp({ logLevel: 'silent', limits: { ...LIMITS, maxConnections: 4 }, dataDir: await bigCatalogue(dirs) });
+    const capped = await startApp({ logLevel: 'silent', limits: { ...LIMITS, maxConnections: 4 }, catalogue: books(1500) });
     const stuck: Socket[] = [];
     try {
       for (let i = 0; i < 4; i++) {
@@ -164,7 +149,7 @@ describe('an answer that makes no progress ends its connection after the send ti
 
   it('a TLS client that asks for GET /books and never reads is disconnected within the bound', { timeout: 30_000 }, async () => {
     const tls = { cert: readFileSync(new URL('cert.pem', TLS_FIXTURES)), key: readFileSync(new URL('key.pem', TLS_FIXTURES)) };
-    const secure = await startApp({ logLevel: 'silent', limits: LIMITS, tls, dataDir: await bigCatalogue(dirs) });
+    const secure = await startApp({ logLevel: 'silent', limits: LIMITS, tls, catalogue: books(1500) });
     const socket = await openPaused(secure.port, true);
     try {
       const started = performance.now();

@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { bookEtag, ifMatchCondition } from '../src/books/etag.ts';
 import { PreconditionFailedError } from '../src/faults.ts';
@@ -9,6 +6,7 @@ import { openStore } from '../src/store/open.ts';
 import type { DurableBookStore } from '../src/store/book-store.ts';
 import { gate, recordingFs, type RecordingFs } from './helpers/recording-fs.ts';
 import { bookIn } from './helpers/store-books.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 const BOOK = { title: 'Emma', author: 'Jane Austen', year: 1815 };
 /** The store's condition for an If-Match value, as the book routes build it. */
@@ -16,12 +14,13 @@ const ifMatch = (header: string) => ifMatchCondition(header);
 
 /** If-Match decided by the store against exactly the state a write replaces (RFC 9110 §13.1.1). */
 describe('store: conditional writes (If-Match)', () => {
+  const temp = tempDirs('store-conditional-');
   let dir: string;
   let rec: RecordingFs;
   let store: DurableBookStore;
   let tag: string;
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'store-conditional-'));
+    dir = await temp.make();
     rec = recordingFs();
     store = await openStore(dir, { fs: rec.fs });
     await store.create(BOOK);
@@ -30,7 +29,7 @@ describe('store: conditional writes (If-Match)', () => {
   });
   afterEach(async () => {
     await store.close();
-    await rm(dir, { recursive: true, force: true });
+    await temp.removeAll();
   });
 
   /** Holds the next fdatasync until the returned function is called. */

@@ -1,42 +1,26 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { signToken } from '../src/auth/jwt.ts';
-import { createLogger, createServer, listen, openStore, type CatalogueServer } from '../src/index.ts';
-import type { DurableBookStore } from '../src/store/book-store.ts';
-import { TEST_PASSWORD, TEST_SECRET, TEST_USER } from './helpers/app.ts';
+import { startApp, type Envelope, type TestApp } from './helpers/app.ts';
 import { gate, ioError, recordingFs, type RecordingFs } from './helpers/recording-fs.ts';
 
 /** The service over real HTTP, its store on a recording file layer. */
 interface Rig {
   rec: RecordingFs;
-  store: DurableBookStore;
-  server: CatalogueServer;
-  dataDir: string;
-  logs: string[];
-  call(method: string, path: string, body?: unknown): Promise<{ status: number; message: string; data: unknown }>;
+  app: TestApp;
+  call(method: string, path: string, body?: unknown): Promise<Envelope>;
 }
 
 async function startRig(): Promise<Rig> {
   const rec = recordingFs();
-  const dataDir = await mkdtemp(join(tmpdir(), 'store-durability-'));
-  const logs: string[] = [];
-  const logger = createLogger({ level: 'debug', write: (line) => logs.push(line) });
-  const store = await openStore(dataDir, { fs: rec.fs, logger });
-  const server = createServer({ store, secret: TEST_SECRET, username: TEST_USER, password: TEST_PASSWORD, logger });
-  const { port } = await listen(server, 0, '127.0.0.1');
-  const call: Rig['call'] = async (method, path, body) => {
-    const authorization = signToken(TEST_USER, Buffer.from(TEST_SECRET), Date.now() / 1000);
-    const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { authorization }, ...(body !== undefined && { body: JSON.stringify(body) }) });
-    return (await res.json()) as { status: number; message: string; data: unknown };
-  };
-  return { rec, store, server, dataDir, logs, call };
+  const app = await startApp({ storeOptions: { fs: rec.fs } });
+  const call: Rig['call'] = async (method, path, body) => (await app.request(method, path, body === undefined ? {} : { body })).json;
+  return { rec, app, call };
 }
 
 const DUNE = { title: 'Dune', author: 'Frank Herbert', year: 1965 };
-const journalOf = (rig: Rig): Promise<string> => readFile(join(rig.dataDir, 'journal-0000000000000001.jsonl'), 'utf8');
+const journalOf = (rig: Rig): Promise<string> => readFile(join(rig.app.dataDir, 'journal-0000000000000001.jsonl'), 'utf8');
 
 describe('store durability over HTTP (injected file layer)', () => {
   let rig: Rig;
@@ -46,10 +30,7 @@ describe('store durability over HTTP (injected file layer)', () => {
   beforeEach(() => {
     rig.rec.hooks = {};
   });
-  after(async () => {
-    await rig.server.shutdown(1000);
-    await rm(rig.dataDir, { recursive: true, force: true });
-  });
+  after(() => rig.app.close());
 
   it('201 is sent only after the journal fdatasync has returned, and a GET meanwhile does not see the book', async () => {
     const held = gate();
@@ -79,7 +60,7 @@ describe('store durability over HTTP (injected file layer)', () => {
   });
 
   it('64 concurrent POSTs are written with far fewer fdatasyncs than creates (group commit)', async () => {
-    const before = rig.store.stats;
+    const before = rig.app.store.stats;
     const syncs = rig.rec.events.filter((e) => e.startsWith('datasync')).length;
     // Hold the first flush until the other 63 have arrived, as a slow disk would.
     const held = gate();
@@ -87,13 +68,13 @@ describe('store durability over HTTP (injected file layer)', () => {
     let answered = 0;
     const posts = Array.from({ length: 64 }, (_, i) => rig.call('POST', '/book', { ...DUNE, year: i }).finally(() => answered++));
     // Bounded: if the requests never queue up, the test fails here instead of spinning until its timeout.
-    for (let turn = 0; turn < 200_000 && rig.store.stats.queued < 63 && answered === 0; turn++) await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(rig.store.stats.queued, 63, 'the other 63 creates queued behind the held fdatasync');
+    for (let turn = 0; turn < 200_000 && rig.app.store.stats.queued < 63 && answered === 0; turn++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(rig.app.store.stats.queued, 63, 'the other 63 creates queued behind the held fdatasync');
     held.open();
     const answers = await Promise.all(posts);
     assert.ok(answers.every((a) => a.status === 201));
     const used = rig.rec.events.filter((e) => e.startsWith('datasync')).length - syncs;
-    assert.equal(rig.store.stats.records - before.records, 64);
+    assert.equal(rig.app.store.stats.records - before.records, 64);
     assert.equal(used, 2, `${used} fdatasyncs for 64 creates: the first alone, then the 63 that queued meanwhile`);
   });
 
@@ -107,13 +88,13 @@ describe('store durability over HTTP (injected file layer)', () => {
       await held.promise;
     };
     let firstAnswered = false;
-    const first = rig.store.create(DUNE).then((book) => {
+    const first = rig.app.store.create(DUNE).then((book) => {
       firstAnswered = true;
       return book;
     });
     await reached.promise;
     let secondAnswered = false;
-    const second = rig.store.create({ ...DUNE, year: 1966 }).then((book) => {
+    const second = rig.app.store.create({ ...DUNE, year: 1966 }).then((book) => {
       secondAnswered = true;
       return book;
     });
@@ -140,7 +121,7 @@ describe('store durability over HTTP (injected file layer)', () => {
     it(`a failed journal ${step} (${error}) answers 500 Internal server error, changes nothing, and writes recover`, async () => {
       const listBefore = await rig.call('GET', '/books');
       const fileBefore = await journalOf(rig);
-      const seqBefore = rig.store.stats.seq;
+      const seqBefore = rig.app.store.stats.seq;
       // One failure: the disk works again for the cut-back and for later writes.
       rig.rec.hooks[step] = () => {
         rig.rec.hooks = {};
@@ -154,7 +135,7 @@ describe('store durability over HTTP (injected file layer)', () => {
       assert.equal(created.status, 201);
       const ids = (listBefore.data as { id: number }[]).map((b) => b.id);
       assert.equal((created.data as { id: number }).id, Math.max(0, ...ids) + 1, 'the failed create burned no id');
-      assert.equal(rig.store.stats.seq, seqBefore + 1);
+      assert.equal(rig.app.store.stats.seq, seqBefore + 1);
     });
   }
 });

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { StoreUnavailableError } from '../src/faults.ts';
@@ -8,23 +7,25 @@ import { openStore } from '../src/store/open.ts';
 import type { DurableBookStore } from '../src/store/book-store.ts';
 import { gate, ioError, recordingFs, type RecordingFs } from './helpers/recording-fs.ts';
 import { bookIn, booksIn } from './helpers/store-books.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 const BOOK = { title: 'Emma', author: 'Jane Austen', year: 1815 };
 const JOURNAL = 'journal-0000000000000001.jsonl';
 
 describe('store: atomic failure', () => {
+  const temp = tempDirs('store-failure-');
   let dir: string;
   let rec: RecordingFs;
   let store: DurableBookStore;
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'store-failure-'));
+    dir = await temp.make();
     rec = recordingFs();
     store = await openStore(dir, { fs: rec.fs });
     await store.create(BOOK);
   });
   afterEach(async () => {
     await store.close();
-    await rm(dir, { recursive: true, force: true });
+    await temp.removeAll();
   });
 
   it('a failed fdatasync rejects every change waiting at that moment and applies none of them', async () => {

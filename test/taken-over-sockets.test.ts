@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SHUTDOWN_GRACE_MS } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { killAll, startMain, type RunningService } from './helpers/process.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
+
+const temp = tempDirs('book-catalogue-takeover-');
+after(() => temp.removeAll());
 
 /*
  * Sockets the HTTP layer hands over or gives up on: CONNECT (Node passes the socket to a
@@ -72,9 +73,8 @@ async function healthy(port: number): Promise<void> {
 }
 
 /** The released build in a child process, so a crash is an exit the tests can see. */
-async function startService(dirs: string[]): Promise<RunningService> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-takeover-'));
-  dirs.push(dataDir);
+async function startService(): Promise<RunningService> {
+  const dataDir = await temp.make();
   return startMain({
     args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
     env: { SECRET_TOKEN: 'takeover-test-secret-that-is-32-bytes-or-more', AUTH_PASSWORD: 'pw', LOG_LEVEL: 'info' },
@@ -83,15 +83,11 @@ async function startService(dirs: string[]): Promise<RunningService> {
 }
 
 describe('a client that drops a CONNECT, Upgrade or refused request at any moment cannot stop the service', () => {
-  const dirs: string[] = [];
   let service: RunningService;
   before(async () => {
-    service = await startService(dirs);
+    service = await startService();
   });
-  after(async () => {
-    await killAll();
-    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-  });
+  after(killAll);
 
   for (const [kind, request] of Object.entries(KINDS)) {
     for (const [how, drop] of Object.entries(DROPS)) {
@@ -143,14 +139,10 @@ describe('the drain closes taken-over sockets', () => {
 });
 
 describe('the released build', () => {
-  const dirs: string[] = [];
-  after(async () => {
-    await killAll();
-    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-  });
+  after(killAll);
 
   it('exits 0 within the drain limit on SIGTERM with such connections held open', { timeout: 30_000 }, async () => {
-    const service = await startService(dirs);
+    const service = await startService();
     const held = await Promise.all(Object.values(KINDS).map((request) => sendAndHold(service.port, request)));
     const started = performance.now();
     const exit = await service.stop('SIGTERM');

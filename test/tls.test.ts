@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { startApp, TEST_PASSWORD, TEST_USER, type Envelope, type TestApp } from './helpers/app.ts';
 import { runMain, startMain } from './helpers/process.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 /* A self-signed certificate for localhost and 127.0.0.1, valid for a century (test/fixtures/tls). */
 const FIXTURES = new URL('./fixtures/tls/', import.meta.url);
@@ -98,11 +96,12 @@ describe('TLS handshake limit', () => {
 });
 
 describe('TLS from the command line', () => {
+  const temp = tempDirs('book-catalogue-tls-');
   let dataDir: string;
   before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-tls-'));
+    dataDir = await temp.make();
   });
-  after(() => rm(dataDir, { recursive: true, force: true }));
+  after(() => temp.removeAll());
 
   const env = { AUTH_PASSWORD: TEST_PASSWORD, SECRET_TOKEN: 'cli-tls-secret-that-is-32-bytes-long!!' };
 

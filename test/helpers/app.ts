@@ -1,8 +1,20 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLogger, createServer, listen, openStore, type CatalogueServer, type DurableBookStore, type LogLevel, type ServerOptions, type StoreOptions } from '../../src/index.ts';
+import { rm } from 'node:fs/promises';
+import {
+  createLogger,
+  createServer,
+  listen,
+  openStore,
+  writeCatalogue,
+  type Book,
+  type BookStore,
+  type CatalogueServer,
+  type DurableBookStore,
+  type LogLevel,
+  type ServerOptions,
+  type StoreOptions,
+} from '../../src/index.ts';
 import { signToken } from '../../src/auth/jwt.ts';
+import { tempDir } from './temp-dirs.ts';
 
 export const TEST_SECRET = 'test-secret-that-is-at-least-32-bytes-long!';
 export const TEST_USER = 'librarian';
@@ -19,7 +31,7 @@ export interface TestApp {
   port: number;
   dataDir: string;
   server: CatalogueServer;
-  /** The store the app serves. */
+  /** The store the app opened (what it serves, unless `wrapStore` put something in front of it). */
   store: DurableBookStore;
   /** Log lines the app wrote (JSON text). */
   logs: string[];
@@ -53,12 +65,17 @@ export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'log
   logLevel?: LogLevel;
   /** Passed to openStore (a failing file layer, compaction sizes); with `metrics`, its observer is added. */
   storeOptions?: Omit<StoreOptions, 'logger'>;
+  /** Books written to the fresh data directory (writeCatalogue) before the store opens it. */
+  catalogue?: readonly Book[];
+  /** What the app is given instead of the opened store (a proxy that fails on purpose). */
+  wrapStore?: (store: DurableBookStore) => BookStore;
 }
 
 /** Starts the service in-process on an ephemeral port with its own temporary data directory. */
 export async function startApp(options: StartOptions = {}): Promise<TestApp> {
-  const { dataDir: givenDir, logLevel = 'debug', storeOptions, ...appOptions } = options;
-  const dataDir = givenDir ?? (await mkdtemp(join(tmpdir(), 'book-catalogue-test-')));
+  const { dataDir: givenDir, logLevel = 'debug', storeOptions, catalogue, wrapStore, ...appOptions } = options;
+  const dataDir = givenDir ?? (await tempDir('book-catalogue-test-'));
+  if (catalogue !== undefined) await writeCatalogue(dataDir, catalogue);
   const logs: string[] = [];
   const logger = createLogger({ level: logLevel, write: (line) => logs.push(line) });
   const store = await openStore(dataDir, { logger, ...storeOptions, ...(appOptions.metrics !== undefined && { observer: appOptions.metrics.storeObserver }) });
@@ -68,7 +85,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     username: TEST_USER,
     password: TEST_PASSWORD,
     ...appOptions,
-    store,
+    store: wrapStore?.(store) ?? store,
     logger,
   });
   const address = await listen(server, 0, '127.0.0.1');

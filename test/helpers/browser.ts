@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm, writeFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { CdpConnection, type CdpEvent } from './cdp-connection.ts';
+import { tempDir } from './temp-dirs.ts';
 
 /** Flags for a quiet, headless, throwaway browser that talks to nothing but the pages it is sent to. */
 export const CHROMIUM_FLAGS = [
@@ -32,7 +31,7 @@ export interface Browser {
 
 /** Starts `executable` (Debian's chromium) with a fresh profile, driven over fds 3 and 4. */
 export async function launchBrowser(executable: string): Promise<Browser> {
-  const userDataDir = await mkdtemp(join(tmpdir(), 'book-catalogue-chromium-'));
+  const userDataDir = await tempDir('book-catalogue-chromium-');
   const child = spawn(executable, [...CHROMIUM_FLAGS, `--user-data-dir=${userDataDir}`, 'about:blank'], {
     stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
   });

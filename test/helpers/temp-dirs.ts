@@ -2,12 +2,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+/** A fresh directory under the system's temporary folder; the caller removes it. */
+export function tempDir(prefix: string): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
 /** Fresh temporary directories for one test file, all removed by `removeAll` (call it in `after`). */
 export function tempDirs(prefix: string): { make: () => Promise<string>; removeAll: () => Promise<void> } {
   const dirs: string[] = [];
   return {
     async make() {
-      const dir = await mkdtemp(join(tmpdir(), prefix));
+      const dir = await tempDir(prefix);
       dirs.push(dir);
       return dir;
     },
