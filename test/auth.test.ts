@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { startApp, TEST_PASSWORD, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts';
+import { startApp, TEST_PASSWORD, TEST_SECRET, TEST_USER, tokenRejections, type TestApp } from './helpers/app.ts';
+import type { TokenFailure } from '../src/auth/jwt.ts';
 import { rawRequest } from './helpers/raw.ts';
 import { b64url, freshClaims, handSignedToken } from './helpers/token.ts';
 
@@ -113,48 +114,54 @@ describe('Authentication (docs/contract.md, "Authentication")', () => {
 
   describe('§5.7 401 Invalid token when the token cannot be validated', () => {
     const parts = (token: string): string[] => token.split('.');
-    const rows: { name: string; header: () => string }[] = [
-      { name: 'it is garbage', header: () => 'not-a-token' },
-      { name: 'it has two parts', header: () => parts(sign()).slice(0, 2).join('.') },
-      { name: 'it has four parts', header: () => `${sign()}.x` },
-      { name: 'the signature part is empty', header: () => `${parts(sign()).slice(0, 2).join('.')}.` },
-      { name: 'alg is none with no signature', header: () => `${b64url('{"alg":"none","typ":"JWT"}')}.${b64url(JSON.stringify(freshClaims(NOW)))}.` },
-      { name: 'alg is none with a valid HS256 signature', header: () => sign(freshClaims(NOW), { alg: 'none', typ: 'JWT' }) },
+    const rows: { name: string; header: () => string; reason: TokenFailure }[] = [
+      { name: 'it is garbage', header: () => 'not-a-token', reason: 'malformed' },
+      { name: 'it has two parts', header: () => parts(sign()).slice(0, 2).join('.'), reason: 'malformed' },
+      { name: 'it has four parts', header: () => `${sign()}.x`, reason: 'malformed' },
+      { name: 'the signature part is empty', header: () => `${parts(sign()).slice(0, 2).join('.')}.`, reason: 'malformed' },
+      { name: 'alg is none with an empty signature (an empty part: refused before alg is read)', header: () => `${unsigned(freshClaims(NOW))}.`, reason: 'malformed' },
+      { name: 'alg is none with a signature that is no HMAC', header: () => `${unsigned(freshClaims(NOW))}.${b64url('no signature')}`, reason: 'alg-not-allowed' },
+      { name: 'alg is none with a valid HS256 signature', header: () => sign(freshClaims(NOW), { alg: 'none', typ: 'JWT' }), reason: 'alg-not-allowed' },
       {
         name: 'alg is HS512 (signed with HMAC SHA-512)',
         header: () => handSignedToken({ header: { alg: 'HS512', typ: 'JWT' }, claims: freshClaims(NOW), secret: TEST_SECRET, hash: 'sha512' }),
+        reason: 'alg-not-allowed',
       },
       {
         name: 'alg is HS384 (signed with HMAC SHA-384)',
         header: () => handSignedToken({ header: { alg: 'HS384', typ: 'JWT' }, claims: freshClaims(NOW), secret: TEST_SECRET, hash: 'sha384' }),
+        reason: 'alg-not-allowed',
       },
-      { name: 'alg is RS256 (a non-HMAC method)', header: () => sign(freshClaims(NOW), { alg: 'RS256', typ: 'JWT' }) },
-      { name: 'alg is hs256 in lower case', header: () => sign(freshClaims(NOW), { alg: 'hs256', typ: 'JWT' }) },
-      { name: 'the header has a crit parameter', header: () => sign(freshClaims(NOW), { alg: 'HS256', typ: 'JWT', crit: ['exp'] }) },
-      { name: 'it is expired (exp before now)', header: () => sign({ ...freshClaims(NOW - 1000), exp: NOW - 100 }) },
-      { name: 'exp equals now (no leeway)', header: () => sign({ exp: NOW }) },
-      { name: 'exp is missing', header: () => sign({ sub: TEST_USER, iat: NOW }) },
-      { name: 'exp is a string', header: () => sign({ exp: String(NOW + 900) }) },
-      { name: 'nbf is in the future', header: () => sign({ ...freshClaims(NOW), nbf: NOW + 1 }) },
-      { name: 'nbf is not a number', header: () => sign({ ...freshClaims(NOW), nbf: 'soon' }) },
-      { name: 'the claims are a JSON array', header: () => handSignedToken({ claims: `[${NOW + 900}]`, secret: TEST_SECRET }) },
-      { name: 'the claims are not JSON', header: () => handSignedToken({ claims: '{exp:', secret: TEST_SECRET }) },
-      { name: 'it is signed with another secret', header: () => handSignedToken({ claims: freshClaims(NOW), secret: `${TEST_SECRET}x` }) },
-      { name: 'the payload was tampered with', header: () => tamperPayload(sign()) },
-      { name: 'the signature was tampered with', header: () => tamperSignature(sign()) },
-      { name: 'the signature is padded base64url', header: () => `${sign()}=` },
-      { name: 'the payload is padded base64url', header: () => padPayload(sign()) },
-      { name: 'a segment uses standard base64 characters', header: () => `${sign().slice(0, -1)}+` },
-      { name: 'it is over 8 KiB', header: () => sizedToken(8 * 1024 + 1) },
-      { name: 'it is over 8 KiB after a Bearer prefix', header: () => `Bearer ${sizedToken(8 * 1024 + 1)}` },
-      { name: 'the scheme is Basic', header: () => `Basic ${sign()}` },
-      { name: 'Bearer is glued to the token', header: () => `Bearer${sign()}` },
+      { name: 'alg is RS256 (a non-HMAC method)', header: () => sign(freshClaims(NOW), { alg: 'RS256', typ: 'JWT' }), reason: 'alg-not-allowed' },
+      { name: 'alg is hs256 in lower case', header: () => sign(freshClaims(NOW), { alg: 'hs256', typ: 'JWT' }), reason: 'alg-not-allowed' },
+      { name: 'the header has a crit parameter', header: () => sign(freshClaims(NOW), { alg: 'HS256', typ: 'JWT', crit: ['exp'] }), reason: 'crit-present' },
+      { name: 'it is expired (exp before now)', header: () => sign({ ...freshClaims(NOW - 1000), exp: NOW - 100 }), reason: 'expired' },
+      { name: 'exp equals now (no leeway)', header: () => sign({ exp: NOW }), reason: 'expired' },
+      { name: 'exp is missing', header: () => sign({ sub: TEST_USER, iat: NOW }), reason: 'bad-claims' },
+      { name: 'exp is a string', header: () => sign({ exp: String(NOW + 900) }), reason: 'bad-claims' },
+      { name: 'nbf is in the future', header: () => sign({ ...freshClaims(NOW), nbf: NOW + 1 }), reason: 'not-yet-valid' },
+      { name: 'nbf is not a number', header: () => sign({ ...freshClaims(NOW), nbf: 'soon' }), reason: 'bad-claims' },
+      { name: 'the claims are a JSON array', header: () => handSignedToken({ claims: `[${NOW + 900}]`, secret: TEST_SECRET }), reason: 'bad-claims' },
+      { name: 'the claims are not JSON', header: () => handSignedToken({ claims: '{exp:', secret: TEST_SECRET }), reason: 'bad-claims' },
+      { name: 'it is signed with another secret', header: () => handSignedToken({ claims: freshClaims(NOW), secret: `${TEST_SECRET}x` }), reason: 'bad-signature' },
+      { name: 'the payload was tampered with', header: () => tamperPayload(sign()), reason: 'bad-signature' },
+      { name: 'the signature was tampered with', header: () => tamperSignature(sign()), reason: 'bad-signature' },
+      { name: 'the signature is padded base64url', header: () => `${sign()}=`, reason: 'not-base64url' },
+      { name: 'the payload is padded base64url', header: () => padPayload(sign()), reason: 'not-base64url' },
+      { name: 'a segment uses standard base64 characters', header: () => `${sign().slice(0, -1)}+`, reason: 'not-base64url' },
+      { name: 'it is over 8 KiB', header: () => sizedToken(8 * 1024 + 1), reason: 'too-large' },
+      { name: 'it is over 8 KiB after a Bearer prefix', header: () => `Bearer ${sizedToken(8 * 1024 + 1)}`, reason: 'too-large' },
+      { name: 'the scheme is Basic', header: () => `Basic ${sign()}`, reason: 'not-base64url' },
+      { name: 'Bearer is glued to the token', header: () => `Bearer${sign()}`, reason: 'not-base64url' },
     ];
-    for (const row of rows) {
-      it(`401 Invalid token when ${row.name}`, async () => {
-        const res = await app.request('GET', '/book/1', { headers: { authorization: row.header() } });
+    for (const [i, row] of rows.entries()) {
+      it(`401 Invalid token when ${row.name} (${row.reason})`, async () => {
+        const reqId = `invalid-token-${i}`;
+        const res = await app.request('GET', '/book/1', { headers: { authorization: row.header(), 'x-request-id': reqId } });
         assert.equal(res.status, 401);
         assert.deepEqual(res.json, INVALID);
+        // Clients see one message; the debug log says which check refused it, so each row proves its own check.
+        assert.deepEqual(tokenRejections(app, reqId), [row.reason]);
       });
     }
   });
@@ -164,6 +171,11 @@ describe('Authentication (docs/contract.md, "Authentication")', () => {
     const { token } = res.json.data as { token: string };
     assert.equal((await app.request('GET', '/books', { headers: { authorization: token } })).status, 200);
   });
+
+  /** `header.payload` of an unsecured JWT (RFC 7519 §6: alg none), each part well formed. */
+  function unsigned(claims: Record<string, unknown>): string {
+    return `${b64url('{"alg":"none","typ":"JWT"}')}.${b64url(JSON.stringify(claims))}`;
+  }
 
   function tamperPayload(token: string): string {
     const [h, , s] = token.split('.') as [string, string, string];

@@ -124,3 +124,14 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     },
   };
 }
+
+/**
+ * Why the app refused request `reqId`'s token, from its debug log (clients only ever see
+ * `Invalid token`): lets a test show a token was refused by the check it names.
+ */
+export function tokenRejections(app: TestApp, reqId: string): unknown[] {
+  return app.logs
+    .map((line) => JSON.parse(line) as { msg: string; reqId?: string; reason?: unknown })
+    .filter((l) => l.msg === 'token rejected' && l.reqId === reqId)
+    .map((l) => l.reason);
+}
