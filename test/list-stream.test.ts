@@ -87,6 +87,37 @@ describe('GET /books streamed from the index pages (issue 10)', () => {
     assert.equal(now.at(-1)?.title, 'New');
   });
 
+  it('a list to a reader as fast as loopback leaves the event loop every 256 KiB or so', async () => {
+    // A write the kernel takes at once emits 'drain' from process.nextTick: without a budget that
+    // spans drains, a fast reader's list is written in one unbroken run and stalls every client.
+    let socket: Socket | undefined;
+    let most = 0;
+    let seen = 0;
+    const capture = (req: IncomingMessage, res: ServerResponse): void => {
+      if (req.url !== '/books' || res.socket === null) return;
+      // A kept-alive connection has written earlier answers already.
+      socket = res.socket;
+      seen = socket.bytesWritten;
+    };
+    app.server.on('request', capture);
+    let listing = true;
+    const turn = (): void => {
+      if (socket !== undefined) {
+        most = Math.max(most, socket.bytesWritten - seen);
+        seen = socket.bytesWritten;
+      }
+      if (listing) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const res = await app.request('GET', '/books');
+    listing = false;
+    app.server.off('request', capture);
+    assert.equal(res.status, 200);
+    assert.ok(Buffer.byteLength(res.text) > 4 * 1024 * 1024, `the list is ${res.text.length} units, too small to show a run`);
+    // 256 Ki UTF-16 units a turn and one piece beyond, each unit up to 2 bytes in these titles.
+    assert.ok(most <= 2 * (256 + 64) * 1024, `${most} bytes written between two turns of the loop`);
+  });
+
   it('a reader that stops reading holds a bounded part of its answer, however many writes follow', async () => {
     const answers: ServerResponse[] = [];
     const capture = (req: IncomingMessage, res: ServerResponse): void => {

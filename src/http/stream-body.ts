@@ -11,7 +11,10 @@ const TURN_BUDGET = 1 << 18;
 /**
  * Writes a body after its headers, one piece at a time: waits for 'drain' whenever the socket's
  * buffer is full (so a slow or stalled reader holds one piece, not the answer), yields the loop
- * after TURN_BUDGET, and stops when the connection closes, dropping the pieces still to come.
+ * once TURN_BUDGET is spent, and stops when the connection closes, dropping the pieces still to
+ * come. The budget is spent across 'drain's and renewed only by that yield: a write the kernel
+ * takes at once emits 'drain' from process.nextTick, so a fast reader's drains would otherwise
+ * chain without ever returning to the loop, and four of them held it for hundreds of ms at 1M books.
  * Whatever cuts off a connection that stops reading (a send timeout) ends it through 'close'.
  * HEAD sends the headers alone.
  */
@@ -23,9 +26,13 @@ export function sendStreamed(res: ServerResponse, body: StreamedBody): void {
   let chunks: Iterator<string> | undefined = body.chunks();
   // One piece ahead, so the last goes out with `end`: a small body is then one write, as before.
   let ahead = chunks.next();
+  let budget = TURN_BUDGET;
   const write = (): void => {
-    let budget = TURN_BUDGET;
     while (chunks !== undefined && ahead.done !== true) {
+      if (budget <= 0) {
+        setImmediate(nextTurn);
+        return;
+      }
       const piece = ahead.value;
       ahead = chunks.next();
       if (ahead.done === true) {
@@ -38,12 +45,12 @@ export function sendStreamed(res: ServerResponse, body: StreamedBody): void {
         res.once('drain', write);
         return;
       }
-      if (budget <= 0) {
-        setImmediate(write);
-        return;
-      }
     }
     if (chunks !== undefined) res.end();
+  };
+  const nextTurn = (): void => {
+    budget = TURN_BUDGET;
+    write();
   };
   res.once('close', () => {
     chunks = undefined;
