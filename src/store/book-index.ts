@@ -1,5 +1,10 @@
-/** Ids per page: small enough that building or dropping one page never stalls the event loop. */
-const PAGE = 4096;
+/**
+ * Ids per page. A list's snapshot rebuilds every page changed since the last one (measured at 1M
+ * books: ~0.25 ms a page at 1024 ids, ~1 ms at 4096), and a list being sent keeps its own copy of
+ * each page changed meanwhile: both grow with the page, so a page is small, yet large enough that
+ * 5M books are a few thousand pages for the garbage collector.
+ */
+const PAGE = 1024;
 /** A page repacks once this many of its books changed since it was packed. */
 const REPACK_AT = PAGE / 4;
 const ID_PREFIX = '{"id":';
@@ -19,7 +24,7 @@ interface Page {
   changed: (string | null | undefined)[] | undefined;
   changedCount: number;
   live: number;
-  /** This page's books joined by commas, with their UTF-8 size; dropped by the next change. */
+  /** `packed` with its UTF-8 size once a list asked for it (see pageText); dropped by the next change. */
   text: PageText | undefined;
 }
 
@@ -72,10 +77,15 @@ function pageBooks(page: Page): string[] {
   return out;
 }
 
+/**
+ * The page's list text, which is `packed` itself: a changed page repacks first, at the cost of
+ * joining its books that the text needs anyway, so it never holds its books twice (packed and
+ * text) and a catalogue written all over stays one copy of its JSON.
+ */
 function pageText(page: Page): PageText {
   if (page.text === undefined) {
-    const text = page.changed === undefined ? page.packed : pageBooks(page).join(',');
-    page.text = { text, bytes: Buffer.byteLength(text) };
+    if (page.changed !== undefined) repack(page);
+    page.text = { text: page.packed, bytes: Buffer.byteLength(page.packed) };
   }
   return page.text;
 }
