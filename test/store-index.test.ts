@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { bookJson } from '../src/model/book.ts';
 import { BookIndex } from '../src/store/book-index.ts';
 import { writeCatalogue } from '../src/store/catalogue-file.ts';
@@ -8,6 +10,13 @@ import { tempDirs } from './helpers/temp-dirs.ts';
 import { booksIn } from './helpers/store-books.ts';
 
 const temp = tempDirs('store-index-');
+
+setFlagsFromString('--expose-gc');
+const collect = runInNewContext('gc') as () => void;
+const heapAfterGc = (): number => {
+  collect();
+  return process.memoryUsage().heapUsed;
+};
 const json = (id: number, tag: string): string => bookJson({ id, title: `${tag} é ✓ "q"`, author: 'A', year: id % 3000 });
 
 describe('book index (paged, packed)', () => {
@@ -59,5 +68,20 @@ describe('book index (paged, packed)', () => {
     assert.equal(store.getJson(2), undefined);
     assert.equal((await store.create({ title: 'N', author: 'A', year: 1 })).id, 20_002);
     await store.close();
+  });
+
+  it('a page changed and then listed holds its books once, not its old text and its list text', () => {
+    const index = new BookIndex();
+    const count = 50_000;
+    const long = (id: number, tag: string): string => bookJson({ id, title: `${tag} ${'x'.repeat(400)}`, author: 'A', year: 2000 });
+    for (let id = 1; id <= count; id++) index.set(id, long(id, 'first'));
+    index.snapshot();
+    const before = heapAfterGc();
+    // One book in every page changes: each page's list text must be rebuilt.
+    for (let id = 1; id <= count; id += 100) index.set(id, long(id, 'second'));
+    const snapshot = index.snapshot();
+    const grown = heapAfterGc() - before;
+    assert.ok(snapshot.bytes > 20_000_000);
+    assert.ok(grown < snapshot.bytes / 4, `the heap grew by ${grown} bytes for a ${snapshot.bytes}-byte catalogue`);
   });
 });
