@@ -4,7 +4,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchFlags } from './flags.ts';
 import { median } from './median.ts';
 import { closeAgent, healthPinger, repeat, rssMb, rssSampler, stalledList, timed } from './scale-probes.ts';
 import { freePort, waitUntilAnswering } from './service-process.ts';
@@ -14,15 +14,19 @@ import { freePort, waitUntilAnswering } from './service-process.ts';
  * `import`, the built service started on each, and per size what issue 10 asks: startup, RSS,
  * GET /books right after a write, /healthz while 4 clients list and 1 writes, keyset pages,
  * searches and the longest stall during them, 60 readers that never read. The targets at 1M
- * (and 5M) are checked and printed. Flags: --big, --sizes a,b, --duration (s), --no-build.
+ * (and 5M) are checked and printed.
  */
-const { values: flags } = parseArgs({
-  options: {
-    big: { type: 'boolean', default: false },
-    sizes: { type: 'string' },
-    duration: { type: 'string', default: '5' },
-    'no-build': { type: 'boolean', default: false },
-  },
+const USAGE = `npm run bench:scale [-- flags]: the built service on catalogues of 1k, 100k and 1M books (issue 10)
+  --big              add 5M books
+  --sizes a,b        these sizes instead
+  --duration S       seconds per load phase (5)
+  --no-build         use dist/ as it is
+`;
+const flags = benchFlags(USAGE, {
+  big: { type: 'boolean', default: false },
+  sizes: { type: 'string' },
+  duration: { type: 'string', default: '5' },
+  'no-build': { type: 'boolean', default: false },
 });
 const ROOT = new URL('..', import.meta.url).pathname;
 const SIZES = flags.sizes !== undefined ? flags.sizes.split(',').map(Number) : [1_000, 100_000, 1_000_000, ...(flags.big ? [5_000_000] : [])];
