@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { RETAINED_CHANGES } from '../src/store/change-log.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { recordingFs } from './helpers/recording-fs.ts';
 import { changeSeqs, openEvents, type SseFrame } from './helpers/sse-client.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 interface WireChange {
   seq: number;
@@ -15,8 +15,8 @@ interface WireChange {
   book: unknown;
 }
 
-const dirs: string[] = [];
-after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+const dirs = tempDirs('retention-restart-');
+after(() => dirs.removeAll());
 
 /** Options for a store whose compactions happen only when the test asks; fsync skipped (retention, not durability). */
 function retentionStore(): { fs: ReturnType<typeof recordingFs>['fs']; compaction: { minBytes: number } } {
@@ -64,8 +64,7 @@ async function restarted(dataDir: string, storeOptions: ReturnType<typeof retent
 
 describe('retention across a restart (issue 11): the last RETAINED_CHANGES survive a compaction followed by a restart', () => {
   it('right after a compaction and a restart, a client 50 changes behind gets exactly those 50, by /changes and by /events', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'retention-restart-'));
-    dirs.push(dataDir);
+    const dataDir = await dirs.make();
     const storeOptions = retentionStore();
     let app = await startApp({ dataDir, storeOptions });
     let seq: number;
@@ -100,8 +99,7 @@ describe('retention across a restart (issue 11): the last RETAINED_CHANGES survi
   });
 
   it(`after a compaction and a restart, every since back to ${RETAINED_CHANGES} changes is answered; one further is 410 and a reset frame`, async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'retention-window-'));
-    dirs.push(dataDir);
+    const dataDir = await dirs.make();
     const storeOptions = retentionStore();
     let app = await startApp({ dataDir, storeOptions });
     let window: WireChange[];
