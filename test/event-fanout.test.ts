@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { EVENT_STREAM_DEFAULTS, StreamRegistry, type EventStreamOptions } from '../src/events/stream-registry.ts';
+import { coalescingWindow, EVENT_STREAM_DEFAULTS, FANOUT_SHARE, StreamRegistry, type EventStreamOptions } from '../src/events/stream-registry.ts';
 import { silentLogger } from '../src/log.ts';
 import { ChangeLog } from '../src/store/change-log.ts';
 import type { ChangeEntry } from '../src/store/change.ts';
@@ -24,10 +24,10 @@ interface Fixture {
   close(): Promise<void>;
 }
 
-/** A server whose every request is a stream; `?since=` resumes. */
-async function serve(options: Partial<EventStreamOptions>): Promise<Fixture> {
+/** A server whose every request is a stream; `?since=` resumes. `monotonic`: the coalescing window's clock. */
+async function serve(options: Partial<EventStreamOptions>, monotonic?: () => number): Promise<Fixture> {
   const feed = new ChangeLog(0, [], () => {});
-  const registry = new StreamRegistry(feed, { ...EVENT_STREAM_DEFAULTS, heartbeatMs: 600_000, ...options }, silentLogger, Date.now);
+  const registry = new StreamRegistry(feed, { ...EVENT_STREAM_DEFAULTS, heartbeatMs: 600_000, ...options }, silentLogger, Date.now, monotonic);
   const server: Server = createServer((req, res) => {
     const since = new URL(req.url as string, 'http://x').searchParams.get('since');
     registry.open(req, res, 'test', undefined, since === null ? undefined : Number(since), Math.floor(Date.now() / 1000) + 3600);
@@ -144,6 +144,36 @@ describe('GET /events fan-out: changes are coalesced into one write per stream',
     assert.deepEqual(resumed.seqs(), seqRange(6, 14));
     first.socket.destroy();
     resumed.socket.destroy();
+  });
+});
+
+describe('GET /events fan-out: the window stretches with what a send costs', () => {
+  it('is coalesceMs while sends are cheap, FANOUT_SHARE times the last send when that is longer, at most maxCoalesceMs', () => {
+    const options = { coalesceMs: 5, maxCoalesceMs: 25 };
+    assert.equal(coalescingWindow(options, 0.1), 5);
+    assert.equal(coalescingWindow(options, 2), 2 * FANOUT_SHARE);
+    assert.equal(coalescingWindow(options, 50), 25);
+    assert.equal(coalescingWindow({ coalesceMs: 1000, maxCoalesceMs: 25 }, 50), 1000, 'coalesceMs is the floor whatever the cap');
+  });
+
+  it('after a send that took long, batches of later turns wait and go out together', async () => {
+    // A slow machine: every read of the clock is 100 ms after the previous one, so the first send
+    // (from its start to the tick after its writes) takes 100 ms and the next window is 8 × 100 ms.
+    let now = 0;
+    const fx = await serve({ coalesceMs: 0, maxCoalesceMs: 10_000 }, () => (now += 100));
+    const stream = await openRaw(fx.port);
+    try {
+      fx.feed.append(batch(1, 1));
+      await stream.until(1);
+      fx.feed.append(batch(2, 2));
+      await turn();
+      fx.feed.append(batch(3, 3));
+      await stream.until(3);
+      assert.deepEqual(stream.chunks, [framesOf([1]), framesOf([2, 3])]);
+    } finally {
+      stream.socket.destroy();
+      await fx.close();
+    }
   });
 });
 

@@ -17,15 +17,31 @@ export interface EventStreamOptions {
    */
   maxUnsentBytes: number;
   /**
-   * Changes made durable within this many ms of the last send go out together, as one write per
-   * stream (default 5). A change after a quiet spell is sent on the next event-loop turn; under a
+   * Changes made durable within the coalescing window of the last send go out together, as one
+   * write per stream; a change after a quiet spell is sent on the next event-loop turn. Under a
    * stream of writes each stream gets one write per window instead of one per durable batch, which
-   * is what makes hundreds of streams cheap (a socket write costs the same for one frame as for many).
+   * is what makes hundreds of streams cheap (a socket write costs about the same for one frame as
+   * for many). The window is this many ms (default 5), or FANOUT_SHARE times as long as the last
+   * send took if that is longer, so the fan-out keeps a bounded share of the thread the writes
+   * need too; at most `maxCoalesceMs`.
    */
   coalesceMs: number;
+  /** How far a send's cost may stretch the window: a bound on what it adds to delivery delay (default 25). */
+  maxCoalesceMs: number;
 }
 
-export const EVENT_STREAM_DEFAULTS: EventStreamOptions = { maxStreams: 256, heartbeatMs: 15_000, maxUnsentBytes: 1 << 20, coalesceMs: 5 };
+export const EVENT_STREAM_DEFAULTS: EventStreamOptions = { maxStreams: 256, heartbeatMs: 15_000, maxUnsentBytes: 1 << 20, coalesceMs: 5, maxCoalesceMs: 25 };
+
+/**
+ * The coalescing window is at least this many times the last send's duration: sends then take at
+ * most 1/FANOUT_SHARE of the thread's time, however many streams are open.
+ */
+export const FANOUT_SHARE = 8;
+
+/** The window after a send that took `sendMs` (see EventStreamOptions.coalesceMs). */
+export function coalescingWindow(options: Pick<EventStreamOptions, 'coalesceMs' | 'maxCoalesceMs'>, sendMs: number): number {
+  return Math.max(options.coalesceMs, Math.min(options.maxCoalesceMs, FANOUT_SHARE * sendMs));
+}
 
 interface Open {
   stream: EventStream;
@@ -43,20 +59,25 @@ export class StreamRegistry {
   readonly #options: EventStreamOptions;
   readonly #logger: Logger;
   readonly #now: () => number;
+  readonly #monotonic: () => number;
   readonly #open = new Set<Open>();
   #unsubscribe: (() => void) | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
   /** Durable changes not yet sent, contiguous seqs. */
   #pending: ChangeEntry[] = [];
   #cancelSend: (() => void) | undefined;
-  /** performance.now() of the last send: the window is measured on the monotonic clock. */
+  /** When the last send started, on the monotonic clock. */
   #lastSend = -Infinity;
+  /** The coalescing window that follows it (see EventStreamOptions.coalesceMs). */
+  #window = 0;
 
-  constructor(feed: ChangeFeed, options: EventStreamOptions, logger: Logger, now: () => number) {
+  /** `now`: the app's clock (token expiry); `monotonic`: ms for the coalescing window, performance.now(). */
+  constructor(feed: ChangeFeed, options: EventStreamOptions, logger: Logger, now: () => number, monotonic: () => number = () => performance.now()) {
     this.#feed = feed;
     this.#options = options;
     this.#logger = logger;
     this.#now = now;
+    this.#monotonic = monotonic;
   }
 
   /** Streams open now (the metrics' book_catalogue_event_streams gauge). */
@@ -104,7 +125,7 @@ export class StreamRegistry {
   #publish(batch: readonly ChangeEntry[]): void {
     for (const entry of batch) this.#pending.push(entry);
     if (this.#cancelSend !== undefined) return;
-    const wait = this.#lastSend + this.#options.coalesceMs - performance.now();
+    const wait = this.#lastSend + this.#window - this.#monotonic();
     if (wait <= 0) {
       const immediate = setImmediate(() => this.#send());
       this.#cancelSend = () => clearImmediate(immediate);
@@ -116,7 +137,8 @@ export class StreamRegistry {
 
   #send(): void {
     this.#cancelSend = undefined;
-    this.#lastSend = performance.now();
+    const started = this.#monotonic();
+    this.#lastSend = started;
     const changes = this.#pending;
     this.#pending = [];
     const frames = Buffer.from(changeFrames(changes), 'utf8');
@@ -125,6 +147,11 @@ export class StreamRegistry {
     for (const entry of this.#open) {
       if (!entry.stream.deliver(first, last, frames)) this.#end(entry, 'cut');
     }
+    // node:http corks a response on write and uncorks it on the next tick: the socket writes run in
+    // ticks queued above, so this one, queued after them, sees the send's whole cost.
+    process.nextTick(() => {
+      this.#window = coalescingWindow(this.#options, this.#monotonic() - started);
+    });
   }
 
   #end(entry: Open, why: StreamEnd): void {
