@@ -5,13 +5,15 @@
  * parsing does not take the load generator's CPU). The two modes alternate in one-second slices
  * (the streams are opened and closed each time), so a shared machine's load drifting during the run
  * weighs on both alike. `--service PATH` runs another build's main.js (a baseline to compare with).
- * Prints the write throughput of both modes, their ratio, and the delivery delay per change from its 2xx to its frame at the LAST of the streams to
- * get it (so p99 is over the slowest stream of each change), p50/p99/max; and the CPU each process
- * used, so a run where the load generator or the subscribers starve the service shows as such.
+ * Prints the write throughput of both modes, their ratio, and the delivery delay per change from
+ * its 2xx to its frame at the LAST of the streams to get it (so p99 is over the slowest stream of
+ * each change), p50/p99/max; and the CPU each process used, so a run where the load generator or
+ * the subscribers starve the service shows as such.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request, Agent } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuMicros } from './cpu.ts';
@@ -143,16 +145,24 @@ function streamScanner(arrivals: Arrivals): (chunk: Buffer) => void {
   };
 }
 
-/** A stream following the feed, its created frames recorded in `arrivals`. */
+/**
+ * A stream following the feed, its created frames recorded in `arrivals`. A raw socket, not
+ * node:http's client: what the child costs per read is what it takes from the service's CPU, and
+ * the scan needs no HTTP decoding (the head holds no frame, and a chunk-size line only ever stands
+ * between whole frames, since each chunk is one of the service's writes of whole frames).
+ */
 function follow(port: number, token: string, arrivals: Arrivals): Promise<() => void> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/events', headers: { authorization: token } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`GET /events: ${res.statusCode}`));
-      res.on('data', streamScanner(arrivals));
-      resolve(() => req.destroy());
+    const socket = connect(port, '127.0.0.1', () => socket.write(`GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${token}\r\n\r\n`));
+    const scan = streamScanner(arrivals);
+    socket.once('data', (head: Buffer) => {
+      const status = head.subarray(0, 12).toString('latin1');
+      if (status !== 'HTTP/1.1 200') return reject(new Error(`GET /events: ${status}`));
+      socket.on('data', scan);
+      scan(head);
+      resolve(() => socket.destroy());
     });
-    req.on('error', reject);
-    req.end();
+    socket.on('error', reject);
   });
 }
 
