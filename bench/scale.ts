@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchFlags } from './flags.ts';
 import { median } from './median.ts';
-import { closeAgent, healthPinger, repeat, rssMb, rssSampler, stalledList, timed } from './scale-probes.ts';
+import { closeAgent, healthPinger, repeat, rssMb, rssSampler, stalledList, timed, type Timed } from './scale-probes.ts';
 import { freePort, waitUntilAnswering } from './service-process.ts';
 
 /**
@@ -37,6 +37,12 @@ const SECRET = 'bench-secret-scale-0123456789abcdef0123456789';
 /** The search the figures quote: a word in 1 title in 6 (about 167,000 matches at 1M), all counted. */
 const SEARCH = 'silver';
 const STALLED_READERS = 60;
+/**
+ * Keyset pages timed per size, after as many untimed: the route is cold when this phase starts
+ * (its first thousands of answers take 2-3x longer while V8 compiles it, at any size), and a p50
+ * of ~0.2 ms needs many samples to tell 1.5x apart from noise.
+ */
+const PAGES = 1000;
 
 function book(id: number): string {
   const words = ['river', 'stone', 'garden', 'night', 'winter', 'silver', 'crown', 'shadow', 'glass', 'ember', 'Émile', 'Zoë'];
@@ -126,8 +132,10 @@ async function measure(books: number, workDir: string): Promise<Figures> {
     const health = await pinger.stop();
 
     // A keyset page from the middle, and a search, each timed sequentially.
+    const page = (i: number): Promise<Timed> => timed(port, 'GET', `/books?limit=100&after=${Math.floor(books / 2) + (i % 50)}`, auth);
+    for (let i = 0; i < PAGES; i++) await page(i);
     const pages: number[] = [];
-    for (let i = 0; i < 200; i++) pages.push((await timed(port, 'GET', `/books?limit=100&after=${Math.floor(books / 2) + (i % 50)}`, auth)).totalMs);
+    for (let i = 0; i < PAGES; i++) pages.push((await page(i)).totalMs);
     const searchPinger = await healthPinger(port);
     const searches: number[] = [];
     for (let i = 0; i < Math.max(5, Math.min(20, 20_000_000 / books)); i++) searches.push((await timed(port, 'GET', `/books?q=${SEARCH}&limit=100`, auth)).totalMs);
@@ -168,7 +176,7 @@ async function measure(books: number, workDir: string): Promise<Figures> {
   }
 }
 
-const ms = (n: number): string => `${n.toFixed(n < 10 ? 1 : 0)} ms`;
+const ms = (n: number): string => `${n.toFixed(n < 1 ? 2 : n < 10 ? 1 : 0)} ms`;
 const mb = (n: number): string => `${n.toFixed(0)} MB`;
 
 function print(f: Figures): void {
