@@ -177,6 +177,36 @@ describe('GET /events fan-out: the window stretches with what a send costs', () 
   });
 });
 
+describe('GET /events fan-out: an HTTP/1.0 client', () => {
+  it('gets the frames as they are, no chunk framing (HTTP/1.0 has none), the body ending with the connection', async () => {
+    const fx = await serve({ coalesceMs: 0 });
+    const socket = connect(fx.port, '127.0.0.1');
+    try {
+      let text = '';
+      const received = (part: string): Promise<void> =>
+        new Promise((resolve) => {
+          const check = (): void => {
+            if (text.includes(part) && socket.off('data', check)) resolve();
+          };
+          socket.on('data', check);
+          check();
+        });
+      socket.setEncoding('utf8').on('data', (data: string) => (text += data));
+      socket.write('GET /events HTTP/1.0\r\n\r\n');
+      await received('\r\n\r\n');
+      fx.feed.append(batch(1, 2));
+      fx.feed.append(batch(3, 3));
+      await received(framesOf([3]));
+      const [head, body] = text.split('\r\n\r\n') as [string, string];
+      assert.doesNotMatch(head, /transfer-encoding/i);
+      assert.equal(body, framesOf(seqRange(1, 3)));
+    } finally {
+      socket.destroy();
+      await fx.close();
+    }
+  });
+});
+
 describe('GET /events fan-out: a stream that does not read', () => {
   it('is cut once its unsent frames pass the bound, while the reading stream gets every change once, in order', async () => {
     const fx = await serve({ coalesceMs: 0, maxUnsentBytes: 64 * 1024 });

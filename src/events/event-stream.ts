@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ChangeFeed } from '../store/change-log.ts';
 import type { ChangeEntry } from '../store/change.ts';
-import { changeFrames, expiredFrame, HEARTBEAT, resetFrame } from './sse.ts';
+import { changeFrames, expiredFrame, HEARTBEAT, resetFrame, type SharedFrames } from './sse.ts';
 
 /** Changes per write while a stream catches up from the retained backlog. */
 const BACKLOG_CHUNK = 256;
@@ -33,7 +33,8 @@ export class EventStream {
     this.#feed = feed;
     this.#maxUnsentBytes = maxUnsentBytes;
     this.#cursor = since ?? feed.seq;
-    res.on('drain', () => {
+    // The socket's, not the response's: the shared frames are written to the socket directly.
+    res.socket?.on('drain', () => {
       this.#waiting = false;
       this.#unsentBytes = 0;
       this.#pump();
@@ -48,18 +49,18 @@ export class EventStream {
   }
 
   /**
-   * The frames of the durable changes `first`..`last`, one Buffer shared by every stream.
+   * The frames of the durable changes `first`..`last`, built once for every stream.
    * false: the stream was cut.
    */
-  deliver(first: number, last: number, frames: Buffer): boolean {
+  deliver(first: number, last: number, frames: SharedFrames): boolean {
     if (this.#ended || last <= this.#cursor) return true;
     if (this.#waiting) {
-      this.#unsentBytes += frames.length;
+      this.#unsentBytes += frames.raw.length;
       return this.#unsentBytes <= this.#maxUnsentBytes;
     }
     if (first === this.#cursor + 1) {
       this.#cursor = last;
-      this.#write(frames);
+      this.#writeShared(frames);
     } else {
       this.#pump();
     }
@@ -97,7 +98,17 @@ export class EventStream {
     this.#write(resetFrame(this.#cursor));
   }
 
-  #write(text: string | Buffer): void {
+  #write(text: string): void {
     if (!this.#res.write(text)) this.#waiting = true;
+  }
+
+  /**
+   * Straight to the socket, past node:http's per-write framing, cork and next-tick uncork, work a
+   * send would otherwise repeat for each of hundreds of streams. The head went first (flushed at
+   * open), and the response's own writes reach the same socket in call order.
+   */
+  #writeShared(frames: SharedFrames): void {
+    const socket = this.#res.socket;
+    if (socket !== null && !socket.write(this.#res.chunkedEncoding ? frames.chunk : frames.raw)) this.#waiting = true;
   }
 }

@@ -12,6 +12,25 @@ export function changeFrames(entries: readonly ChangeEntry[]): string {
   return text;
 }
 
+const CRLF = Buffer.from('\r\n', 'latin1');
+
+/**
+ * The frames of one send, built once for every stream: as they are, and as one HTTP/1.1 chunk
+ * (RFC 9112 §7.1) for the streams whose response is chunked, so each stream is one socket write.
+ */
+export class SharedFrames {
+  readonly raw: Buffer;
+  #chunk: Buffer | undefined;
+
+  constructor(text: string) {
+    this.raw = Buffer.from(text, 'utf8');
+  }
+
+  get chunk(): Buffer {
+    return (this.#chunk ??= Buffer.concat([Buffer.from(`${this.raw.length.toString(16)}\r\n`, 'latin1'), this.raw, CRLF]));
+  }
+}
+
 /** The client's seq is no longer retained: reload the books, then follow from `seq`. */
 export function resetFrame(seq: number): string {
   return `id: ${seq}\nevent: reset\ndata: ${seq}\n\n`;

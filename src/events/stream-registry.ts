@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 import type { ChangeFeed } from '../store/change-log.ts';
 import type { ChangeEntry } from '../store/change.ts';
 import { EventStream, type StreamEnd } from './event-stream.ts';
-import { changeFrames, writeEventStreamHead } from './sse.ts';
+import { changeFrames, SharedFrames, writeEventStreamHead } from './sse.ts';
 
 /** Limits of GET /events (AppOptions.eventStreams; each optional there). */
 export interface EventStreamOptions {
@@ -51,7 +51,7 @@ interface Open {
 
 /**
  * Every open stream. It subscribes to the feed only while a stream is open, gathers the changes
- * published until the next send (see `coalesceMs`), builds their frames once as one Buffer for
+ * published until the next send (see `coalesceMs`), builds their frames once (SharedFrames) for
  * every stream, and runs one heartbeat timer for all.
  */
 export class StreamRegistry {
@@ -141,14 +141,14 @@ export class StreamRegistry {
     this.#lastSend = started;
     const changes = this.#pending;
     this.#pending = [];
-    const frames = Buffer.from(changeFrames(changes), 'utf8');
+    const frames = new SharedFrames(changeFrames(changes));
     const first = (changes[0] as ChangeEntry).seq;
     const last = (changes.at(-1) as ChangeEntry).seq;
     for (const entry of this.#open) {
       if (!entry.stream.deliver(first, last, frames)) this.#end(entry, 'cut');
     }
-    // node:http corks a response on write and uncorks it on the next tick: the socket writes run in
-    // ticks queued above, so this one, queued after them, sees the send's whole cost.
+    // A socket its response corked this turn (a heartbeat, a backlog chunk) flushes on a tick queued
+    // above: this one, queued after them, sees the send's whole cost.
     process.nextTick(() => {
       this.#window = coalescingWindow(this.#options, this.#monotonic() - started);
     });
