@@ -57,12 +57,13 @@ interface RawStream {
 
 /**
  * Opens a stream over a raw socket and decodes its chunked body (RFC 9112 §7.1). Resolves once the
- * head has arrived: the registry writes it as it registers the stream.
+ * head has arrived: the registry writes it as it registers the stream. `requests` > 1 pipelines
+ * that many on the connection; only the first one's answer is decoded.
  */
-async function openRaw(port: number, query = ''): Promise<RawStream> {
+async function openRaw(port: number, query = '', requests = 1): Promise<RawStream> {
   const socket = connect(port, '127.0.0.1');
   await new Promise<void>((r) => socket.once('connect', () => r()));
-  socket.write(`GET /events${query} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  socket.write(`GET /events${query} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(requests));
   const chunks: string[] = [];
   const waiters = new Set<() => void>();
   let buffer = '';
@@ -202,6 +203,29 @@ describe('GET /events fan-out: an HTTP/1.0 client', () => {
       assert.equal(body, framesOf(seqRange(1, 3)));
     } finally {
       socket.destroy();
+      await fx.close();
+    }
+  });
+});
+
+describe('GET /events fan-out: a stream pipelined behind another on one connection', () => {
+  it('is written through its response, which holds the frames for its turn: cut past the bound, the first stream unharmed', async () => {
+    const fx = await serve({ coalesceMs: 0, maxUnsentBytes: 64 * 1024 });
+    const first = await openRaw(fx.port, '', 2);
+    try {
+      while (fx.registry.size < 2) await turn();
+      const book = JSON.stringify({ id: 0, title: 'x'.repeat(16 * 1024) });
+      let seq = 0;
+      for (let round = 0; round < 100 && fx.registry.size === 2; round++) {
+        fx.feed.append([entry(++seq, book)]);
+        await first.until(seq);
+      }
+      assert.equal(fx.registry.size, 1, 'the queued stream was cut');
+      fx.feed.append([entry(++seq, book)]);
+      await first.until(seq);
+      assert.deepEqual(first.seqs(), seqRange(1, seq));
+    } finally {
+      first.socket.destroy();
       await fx.close();
     }
   });

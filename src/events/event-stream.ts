@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { ChangeFeed } from '../store/change-log.ts';
 import type { ChangeEntry } from '../store/change.ts';
 import { changeFrames, expiredFrame, HEARTBEAT, resetFrame, type SharedFrames } from './sse.ts';
@@ -20,6 +21,11 @@ export type StreamEnd = 'client' | 'expired' | 'draining' | 'cut';
  */
 export class EventStream {
   readonly #res: ServerResponse;
+  /**
+   * The connection, when this response has it (so its head is on it): null for a request pipelined
+   * behind an answer still being sent, whose response holds what is written until its turn.
+   */
+  readonly #socket: Socket | null;
   readonly #feed: ChangeFeed;
   readonly #maxUnsentBytes: number;
   #cursor: number;
@@ -33,8 +39,9 @@ export class EventStream {
     this.#feed = feed;
     this.#maxUnsentBytes = maxUnsentBytes;
     this.#cursor = since ?? feed.seq;
-    // The socket's, not the response's: the shared frames are written to the socket directly.
-    res.socket?.on('drain', () => {
+    this.#socket = res.socket;
+    // The socket's when the shared frames are written to it directly (see #writeShared).
+    (this.#socket ?? res).on('drain', () => {
       this.#waiting = false;
       this.#unsentBytes = 0;
       this.#pump();
@@ -98,7 +105,7 @@ export class EventStream {
     this.#write(resetFrame(this.#cursor));
   }
 
-  #write(text: string): void {
+  #write(text: string | Buffer): void {
     if (!this.#res.write(text)) this.#waiting = true;
   }
 
@@ -108,7 +115,7 @@ export class EventStream {
    * open), and the response's own writes reach the same socket in call order.
    */
   #writeShared(frames: SharedFrames): void {
-    const socket = this.#res.socket;
-    if (socket !== null && !socket.write(this.#res.chunkedEncoding ? frames.chunk : frames.raw)) this.#waiting = true;
+    if (this.#socket === null) this.#write(frames.raw);
+    else if (!this.#socket.write(this.#res.chunkedEncoding ? frames.chunk : frames.raw)) this.#waiting = true;
   }
 }
