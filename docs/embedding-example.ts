@@ -9,16 +9,17 @@ if (!secret || !password) throw new Error('set SECRET_TOKEN (32+ bytes) and CATA
 
 // One process per data directory: openStore takes its lock.
 const store = await openStore(process.env.DATA_DIR ?? './catalogue-data');
+const PREFIX = '/catalogue';
 const catalogue = createApp({
   store,
   secret,
   username: 'librarian',
   password,
+  mountPath: PREFIX, // its OpenAPI `servers` and next-page `Link` headers point under the prefix
   // The library writes logs only to the logger it is given (JSON lines).
   logger: createLogger({ level: 'warn', write: (line) => process.stderr.write(line) }),
 });
 
-const PREFIX = '/catalogue';
 const server = createServer((req, res) => {
   const url = req.url ?? '/';
   if (url.startsWith(`${PREFIX}/`)) {

@@ -14,6 +14,8 @@ import { LIST_BOOKS } from './list-route.ts';
 /** What the book routes need (docs/contract.md, "Books"). */
 export interface BookRouteDeps {
   readonly store: BookStore;
+  /** What `Link` targets start with: `''` at the root, createApp's `mountPath` without its final `/` when mounted. */
+  readonly linkBase: string;
 }
 
 const text = (what: string): Schema => ({

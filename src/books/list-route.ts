@@ -53,7 +53,7 @@ export const LIST_BOOKS = defineRoute({
     parameters: LIST_QUERY,
     responses: {
       '200': answer(200, [ANSWERS.booksRetrieved.message], { type: 'array', items: ref('Book') }, {
-        Link: { description: 'With limit, after or q, when more books follow: `</books?limit=…&after=…[&q=…]>; rel="next"` (RFC 8288).', schema: { type: 'string' } },
+        Link: { description: 'With limit, after or q, when more books follow: `</books?limit=…&after=…[&q=…]>; rel="next"` (RFC 8288), the path prefixed with the mount path when the catalogue is mounted.', schema: { type: 'string' } },
         'X-Total-Count': { description: 'With limit, after or q: how many books match (without q, the catalogue size).', schema: { type: 'integer', minimum: 0 } },
       }),
       '400': answer(400, [ANSWERS.invalidQuery.message, ANSWERS.badRequest.message]),
@@ -62,7 +62,7 @@ export const LIST_BOOKS = defineRoute({
       ...TRANSPORT,
     },
   },
-  handler({ store }: { readonly store: BookStore }) {
+  handler({ store, linkBase }: { readonly store: BookStore; readonly linkBase: string }) {
     let listed: { snapshot: ListSnapshot; reply: Reply } | undefined;
     return ({ req }): Reply | Promise<Reply> => {
       const query = parseListQuery(req.url as string);
@@ -76,23 +76,23 @@ export const LIST_BOOKS = defineRoute({
       }
       if (query.q === undefined) {
         const { books, more } = store.booksAfter(query.after, query.limit);
-        return pageReply(query, books, more, store.size);
+        return pageReply(linkBase, query, books, more, store.size);
       }
       return search(store.listSnapshot(), { q: query.q, after: query.after, limit: query.limit, abandoned: () => req.socket.destroyed }).then((found) => {
         if (found === undefined) throw new ClientAbortedError();
-        return pageReply(query, found.books, found.more, found.total);
+        return pageReply(linkBase, query, found.books, found.more, found.total);
       });
     };
   },
 });
 
 /** One page as the usual envelope, with RFC 8288 `Link: <…>; rel="next"` when more follow. */
-function pageReply(query: ListQuery, books: readonly string[], more: boolean, total: number): EnvelopeReply {
+function pageReply(linkBase: string, query: ListQuery, books: readonly string[], more: boolean, total: number): EnvelopeReply {
   const headers: Record<string, string> = { 'x-total-count': String(total) };
   const last = books.at(-1);
   if (more && last !== undefined) {
     const q = query.q === undefined ? '' : `&q=${encodeURIComponent(query.q)}`;
-    headers.link = `</books?limit=${query.limit}&after=${idAt(last, BOOK_START.length)}${q}>; rel="next"`;
+    headers.link = `<${linkBase}/books?limit=${query.limit}&after=${idAt(last, BOOK_START.length)}${q}>; rel="next"`;
   }
   return envelopeReply(ANSWERS.booksRetrieved, `[${books.join(',')}]`, headers);
 }

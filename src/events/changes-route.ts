@@ -1,6 +1,7 @@
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { answer, NULL, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
 import type { Parameter, Schema } from '../http/openapi-types.ts';
+import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
 import type { BookStore } from '../store/book-store.ts';
 import { changeJson } from '../store/change.ts';
@@ -50,7 +51,7 @@ export const CHANGES_ROUTE = defineRoute({
     ],
     responses: {
       '200': answer(200, [ANSWERS.changesRetrieved.message], { type: 'array', items: ref('Change') }, {
-        Link: { description: '`</changes?since=N&limit=L>; rel="next"` while more changes follow (RFC 8288).', schema: { type: 'string' } },
+        Link: { description: '`</changes?since=N&limit=L>; rel="next"` while more changes follow (RFC 8288), the path prefixed with the mount path when the catalogue is mounted.', schema: { type: 'string' } },
       }),
       '400': answer(400, [ANSWERS.invalidQuery.message, ANSWERS.badRequest.message]),
       '401': UNAUTHORIZED,
@@ -58,15 +59,15 @@ export const CHANGES_ROUTE = defineRoute({
       ...TRANSPORT,
     },
   },
-  handler({ store }: { readonly store: BookStore }) {
+  handler({ store, linkBase }: { readonly store: BookStore; readonly linkBase: string }) {
     const { feed } = store;
     return ({ req }): Reply => {
       const { since, limit } = changesQuery(req.url as string);
       const entries = feed.after(since, limit);
       if (entries === undefined) throw refusal('changesUnavailable');
       const last = entries.at(-1)?.seq ?? since;
-      const headers = last < feed.seq ? { link: `</changes?since=${last}&limit=${limit}>; rel="next"` } : undefined;
-      return { ...ANSWERS.changesRetrieved, data: `[${entries.map(changeJson).join(',')}]`, ...(headers && { headers }) };
+      const headers = last < feed.seq ? { link: `<${linkBase}/changes?since=${last}&limit=${limit}>; rel="next"` } : undefined;
+      return envelopeReply(ANSWERS.changesRetrieved, `[${entries.map(changeJson).join(',')}]`, headers);
     };
   },
 });

@@ -43,6 +43,8 @@ export interface AppOptions {
    * Where the embedding server mounts the app (`/catalogue`, or an absolute `https://…` URL): the
    * OpenAPI document's `servers` URL, so "Try it out" calls the catalogue and not the host. Default:
    * `.`, relative to the document's own URL, right wherever /openapi.json is served beside the routes.
+   * The `Link` headers of GET /books pages and GET /changes start with it too (RFC 8288 resolves them
+   * against the request's URL, so `</books?…>` would lead out of the mount).
    */
   mountPath?: string;
   /** Limits of GET /events: open streams, heartbeat interval, a non-reading client's bound. */
@@ -121,6 +123,7 @@ export function createApp(options: AppOptions): App {
     onThrottled: options.metrics?.auth.loginThrottled,
     isDraining: () => app.draining,
     openApiDocument: documentMountedAt(options.mountPath),
+    linkBase: options.mountPath?.replace(/\/+$/, '') ?? '',
   };
   // The page's routes come after the API's: they add nothing to the cost of matching the others.
   const table = options.ui === true ? [...ROUTE_TABLE, ...uiRoutes(loadUiAssets())] : ROUTE_TABLE;

@@ -41,6 +41,13 @@ export async function exerciseEmbeddingExample(command: string, args: readonly s
     assert.equal(created.status, 201);
     const list = (await (await fetch(`${base}/books`, { headers })).json()) as { data: unknown };
     assert.deepEqual(list.data, [{ id: 1, title: 'Dune', author: 'Frank Herbert', year: 1965 }]);
+    // A client that follows the next-page link (RFC 8288, resolved against the request's URL) stays in the catalogue.
+    await fetch(`${base}/book`, { method: 'POST', headers, body: JSON.stringify({ title: 'Emma', author: 'Jane Austen', year: 1815 }) });
+    const first = await fetch(`${base}/books?limit=1`, { headers });
+    const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get('link') ?? '');
+    assert.ok(next !== null, 'the first page links to the next');
+    const second = (await (await fetch(new URL(next[1] as string, first.url), { headers })).json()) as { data: unknown };
+    assert.deepEqual(second.data, [{ id: 2, title: 'Emma', author: 'Jane Austen', year: 1815 }]);
   } finally {
     child.kill('SIGTERM');
   }
