@@ -5,6 +5,8 @@ import { runInNewContext } from 'node:vm';
 import { bookJson } from '../src/model/book.ts';
 import { BookIndex } from '../src/store/book-index.ts';
 import { writeCatalogue } from '../src/store/catalogue-file.ts';
+import { nodeFileLayer } from '../src/fs/durable-fs.ts';
+import { loadCatalogue } from '../src/store/recovery.ts';
 import { openStore } from '../src/store/open.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 import { booksIn } from './helpers/store-books.ts';
@@ -66,8 +68,40 @@ describe('book index (paged, packed)', () => {
     for (const book of books) assert.equal(store.getJson(book.id), bookJson(book));
     assert.equal(store.listJson(), `[${books.map(bookJson).join(',')}]`);
     assert.equal(store.getJson(2), undefined);
+    // Each page's UTF-8 length comes from the file's offsets, not from measuring its text.
+    assert.equal(store.listSnapshot().bytes, Buffer.byteLength(store.listJson()));
     assert.equal((await store.create({ title: 'N', author: 'A', year: 1 })).id, 20_002);
     await store.close();
+  });
+
+  it('repackChanged repacks each page holding changes once, and leaves every book as it was', () => {
+    const index = new BookIndex();
+    for (let id = 1; id <= 5000; id++) index.set(id, json(id, 'first'));
+    index.repackChanged();
+    // Ids 10, 2000 and 4000 lie in three different pages; 10 and 11 share one.
+    for (const id of [10, 11, 2000, 4000]) index.set(id, json(id, 'second'));
+    assert.equal(index.delete(4001), true);
+    const expected = index.all();
+    assert.equal(index.repackChanged(), 3);
+    assert.equal(index.repackChanged(), 0);
+    assert.deepEqual(index.all(), expected);
+    assert.equal(index.listJson(), `[${expected.join(',')}]`);
+    assert.equal(index.get(2000), json(2000, 'second'));
+    assert.equal(index.get(4001), undefined);
+  });
+
+  it('recovery leaves no page holding changes: replay spread over many pages is repacked before the first list', async () => {
+    const dir = await temp.make();
+    await writeCatalogue(dir, Array.from({ length: 5000 }, (_, i) => ({ id: i + 1, title: `b${i + 1}`, author: 'A', year: 2000 })));
+    const store = await openStore(dir);
+    for (const id of [10, 2000, 4000]) await store.update(id, { title: `changed ${id}` });
+    await store.remove(4001);
+    await store.close();
+    const loaded = await loadCatalogue(nodeFileLayer, dir);
+    assert.equal(loaded.index.repackChanged(), 0);
+    assert.equal(loaded.index.get(2000), bookJson({ id: 2000, title: 'changed 2000', author: 'A', year: 2000 }));
+    assert.equal(loaded.index.get(4001), undefined);
+    assert.equal(loaded.index.size, 4999);
   });
 
   it('a page changed and then listed holds its books once, not its old text and its list text', () => {

@@ -93,6 +93,7 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
     seq = Math.max(seq, result.lastSeq);
     journals.push({ name, firstSeq, bytes: result.goodLength, lastSeq: result.lastSeq, marked: result.marked });
   }
+  index.repackChanged();
   const temps = names.filter((n) => n === `${SNAPSHOT_FILE}${TEMP_SUFFIX}` || n === PROBE_FILE);
   return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, changes, snapshotSeq, journals, torn, stale, temps };
 }

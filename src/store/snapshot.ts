@@ -161,14 +161,14 @@ export async function readSnapshot(fs: FileLayer, dir: string, index: BookIndex)
     const id = bookIdAt(buf, start);
     if (id === undefined || id <= lastId) throw corrupt(path, start, 'a book line is not a book in ascending id order');
     if (start > pageStart && pageOf(id) !== pageOf(lastId)) {
-      index.addPacked(buf.toString('utf8', pageStart, start));
+      index.addPacked(buf.toString('utf8', pageStart, start), start - pageStart);
       pageStart = start;
     }
     lastId = id;
     start = end + 1;
   }
   // The last line's newline is the first byte of the mark after the books.
-  if (booksEnd > pageStart) index.addPacked(buf.toString('utf8', pageStart, booksEnd + 1));
+  if (booksEnd > pageStart) index.addPacked(buf.toString('utf8', pageStart, booksEnd + 1), booksEnd + 1 - pageStart);
   if (count !== trailer.count) throw corrupt(path, trailerStart, `the trailer counts ${trailer.count} books, the file holds ${count}`);
   return { seq: header.seq, nextId: Math.max(header.nextId, lastId + 1), bytes: buf.length, changes };
 }
