@@ -98,6 +98,23 @@ describe('the snapshot format: version 2 carries the retained changes, version 1
     }
   });
 
+  it('a version-1 snapshot holding a book created after its seq (written while writes went on) still types its replayed creation as created', async () => {
+    const dir = await temp.make();
+    await cp(join(import.meta.dirname, 'fixtures', 'v1-data-dir'), dir, { recursive: true });
+    const file = join(dir, 'snapshot.json');
+    const text = await readFile(file, 'utf8');
+    const persuasion = '{"id":3,"title":"Persuasion","author":"Jane Austen","year":1817}';
+    const sanditon = '{"id":4,"title":"Sanditon","author":"Jane Austen","year":1817}';
+    await writeFile(file, resealed(text.replace(persuasion, `${persuasion},\n${sanditon}`).replace('"count":2', '"count":3')));
+    const store = await openStore(dir);
+    try {
+      assert.deepEqual(store.changes(5).map((c) => [c.seq, c.type, c.id]), [[6, 'created', 4], [7, 'updated', 1], [8, 'deleted', 3]]);
+      assert.equal((await store.create({ title: 'Lady Susan', author: 'Jane Austen', year: 1871 })).id, 5);
+    } finally {
+      await store.close();
+    }
+  });
+
   for (const [what, at] of [
     ['type', '"type":"c'],
     ['book', '"book":{'],

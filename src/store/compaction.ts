@@ -61,8 +61,8 @@ interface Request {
  * made after S. Recovery replays every record after S over it, and replay is idempotent (a put
  * carries the full book, a delete removes), so the result is exact. We chose this over copying
  * the index at S because the copy is a synchronous pass over every book (tens of ms at 1M), or a
- * copy-on-write layer on the hot write path; the fuzzy snapshot costs neither. Books created after
- * S are left out (createdBy), so recovery can tell a replayed creation from an update.
+ * copy-on-write layer on the hot write path; the fuzzy snapshot costs neither. It may hold books
+ * created after S: the header's `nextId` is what tells recovery a replayed creation from an update.
  */
 export class Compactor {
   completed = 0;
@@ -143,7 +143,7 @@ export class Compactor {
 
   async #snapshot(header: SnapshotHeader, changes: readonly ChangeEntry[]): Promise<void> {
     const p = this.#p;
-    const { bytes } = await writeSnapshot(p.fs, p.dir, header, createdBy(p.books.values(), header.nextId), {
+    const { bytes } = await writeSnapshot(p.fs, p.dir, header, p.books.values(), {
       changes,
       chunkBooks: this.#options.chunkBooks,
       aborted: p.closed,
@@ -162,22 +162,4 @@ export class Compactor {
       this.#p.logger.error('compaction failed; the journal still holds every change', { err: err as Error });
     }
   }
-}
-
-/**
- * The books created up to the snapshot's seq: ids are handed out in seq order, so those below its
- * `nextId`. A book at or past it was created after that seq, so every record of it, its creation
- * first, is in the journal the snapshot keeps; left in, it would raise the next id readSnapshot
- * finds past its own creation record, and replay would call that creation an update.
- */
-function* createdBy(books: Iterator<string>, nextId: number): Generator<string, void> {
-  // Ascending id order: the first book at or past nextId ends the books to write.
-  for (let step = books.next(); step.done !== true && idOf(step.value) < nextId; step = books.next()) yield step.value;
-}
-
-/** The id of a stored book's JSON, `{"id":N,…}`: the digits after the 6-character prefix. */
-function idOf(json: string): number {
-  let id = 0;
-  for (let i = 6, digit = json.charCodeAt(i) - 48; digit >= 0 && digit <= 9; digit = json.charCodeAt(++i) - 48) id = id * 10 + digit;
-  return id;
 }

@@ -38,6 +38,7 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
   const snapshot = await readSnapshot(fs, dir, index);
   const snapshotSeq = snapshot?.seq ?? 0;
   let nextId = snapshot?.nextId ?? 1;
+  let newIdsFrom = snapshot?.newIdsFrom ?? 1;
   const names = await fs.readdir(dir);
   const all = names
     .map((name) => ({ name, firstSeq: journalFirstSeq(name) }))
@@ -49,14 +50,15 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
   const changes: ChangeEntry[] = snapshot?.changes ?? [];
   const apply = (r: JournalRecord): void => {
     if (r.seq <= snapshotSeq) return;
-    // Ids are given in seq order and never reused, so a put at or past nextId is the book's creation.
+    // Ids are given in seq order and never reused, so a put at or past newIdsFrom is the book's creation.
     if (r.op === 'put') {
       index.set(r.id, r.json);
-      changes.push({ seq: r.seq, type: r.id >= nextId ? 'created' : 'updated', id: r.id, bookJson: r.json });
+      changes.push({ seq: r.seq, type: r.id >= newIdsFrom ? 'created' : 'updated', id: r.id, bookJson: r.json });
     } else {
       index.delete(r.id);
       changes.push({ seq: r.seq, type: 'deleted', id: r.id, bookJson: null });
     }
+    if (r.id >= newIdsFrom) newIdsFrom = r.id + 1;
     if (r.id >= nextId) nextId = r.id + 1;
   };
   let seq = snapshotSeq;

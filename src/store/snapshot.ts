@@ -110,6 +110,12 @@ export interface LoadedSnapshot extends SnapshotHeader {
   bytes: number;
   /** The changes it carries, ending at `seq` (none in a version 1 snapshot). */
   changes: ChangeEntry[];
+  /**
+   * The first id a replayed put creates. A compaction's snapshot (seq > 0) says so in its header;
+   * the release before this one wrote books created after `seq` into it too, so the books' own ids
+   * cannot say. A restore's snapshot (seq 0, catalogue-file.ts) is followed only by new books.
+   */
+  newIdsFrom: number;
 }
 
 function corrupt(path: string, offset: number, detail: string): StoreCorruptError {
@@ -170,7 +176,8 @@ export async function readSnapshot(fs: FileLayer, dir: string, index: BookIndex)
   // The last line's newline is the first byte of the mark after the books.
   if (booksEnd > pageStart) index.addPacked(buf.toString('utf8', pageStart, booksEnd + 1), booksEnd + 1 - pageStart);
   if (count !== trailer.count) throw corrupt(path, trailerStart, `the trailer counts ${trailer.count} books, the file holds ${count}`);
-  return { seq: header.seq, nextId: Math.max(header.nextId, lastId + 1), bytes: buf.length, changes };
+  const nextId = Math.max(header.nextId, lastId + 1);
+  return { seq: header.seq, nextId, bytes: buf.length, changes, newIdsFrom: header.seq > 0 ? header.nextId : nextId };
 }
 
 /** The header as far as its version: the rest of a later version's header may differ. */
