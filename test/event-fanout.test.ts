@@ -208,22 +208,30 @@ describe('GET /events fan-out: an HTTP/1.0 client', () => {
   });
 });
 
+/**
+ * With two streams open, appends 16 KiB changes (each once `reader` has it) until one stream is cut,
+ * at most `rounds`, then one more: the cut happened, and `reader` got every change once, in order.
+ */
+async function appendUntilCut(fx: Fixture, reader: RawStream, rounds: number, cut: string): Promise<void> {
+  const book = JSON.stringify({ id: 0, title: 'x'.repeat(16 * 1024) });
+  let seq = 0;
+  for (let round = 0; round < rounds && fx.registry.size === 2; round++) {
+    fx.feed.append([entry(++seq, book)]);
+    await reader.until(seq);
+  }
+  assert.equal(fx.registry.size, 1, cut);
+  fx.feed.append([entry(++seq, book)]);
+  await reader.until(seq);
+  assert.deepEqual(reader.seqs(), seqRange(1, seq));
+}
+
 describe('GET /events fan-out: a stream pipelined behind another on one connection', () => {
   it('is written through its response, which holds the frames for its turn: cut past the bound, the first stream unharmed', async () => {
     const fx = await serve({ coalesceMs: 0, maxUnsentBytes: 64 * 1024 });
     const first = await openRaw(fx.port, '', 2);
     try {
       while (fx.registry.size < 2) await turn();
-      const book = JSON.stringify({ id: 0, title: 'x'.repeat(16 * 1024) });
-      let seq = 0;
-      for (let round = 0; round < 100 && fx.registry.size === 2; round++) {
-        fx.feed.append([entry(++seq, book)]);
-        await first.until(seq);
-      }
-      assert.equal(fx.registry.size, 1, 'the queued stream was cut');
-      fx.feed.append([entry(++seq, book)]);
-      await first.until(seq);
-      assert.deepEqual(first.seqs(), seqRange(1, seq));
+      await appendUntilCut(fx, first, 100, 'the queued stream was cut');
     } finally {
       first.socket.destroy();
       await fx.close();
@@ -238,17 +246,8 @@ describe('GET /events fan-out: a stream that does not read', () => {
     const stalled = await openRaw(fx.port);
     stalled.socket.pause();
     try {
-      const book = JSON.stringify({ id: 0, title: 'x'.repeat(16 * 1024) });
-      let seq = 0;
       // Bounded: the stalled socket's buffers fill (a few MB on loopback), then 64 KiB more cuts it.
-      for (let round = 0; round < 2000 && fx.registry.size === 2; round++) {
-        fx.feed.append([entry(++seq, book)]);
-        await reader.until(seq);
-      }
-      assert.equal(fx.registry.size, 1, 'the stalled stream was cut');
-      fx.feed.append([entry(++seq, book)]);
-      await reader.until(seq);
-      assert.deepEqual(reader.seqs(), seqRange(1, seq));
+      await appendUntilCut(fx, reader, 2000, 'the stalled stream was cut');
     } finally {
       reader.socket.destroy();
       stalled.socket.destroy();
