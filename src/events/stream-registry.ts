@@ -34,7 +34,8 @@ export const EVENT_STREAM_DEFAULTS: EventStreamOptions = { maxStreams: 256, hear
 
 /**
  * The coalescing window is at least this many times the last send's duration: sends then take at
- * most 1/FANOUT_SHARE of the thread's time, however many streams are open.
+ * most 1/FANOUT_SHARE of the thread's time, however many streams are open, until the window
+ * reaches maxCoalesceMs.
  */
 export const FANOUT_SHARE = 8;
 
