@@ -112,7 +112,7 @@ Transfer/sec:     10.54MB
 });
 
 describe('bench: flags', () => {
-  const scripts = ['bench/run.ts', 'bench/compare.ts', 'bench/store.ts', 'bench/store-writes.ts', 'bench/fanout.ts', 'bench/scale.ts'];
+  const scripts = ['bench/run.ts', 'bench/compare.ts', 'bench/store.ts', 'bench/store-writes.ts', 'bench/fanout.ts', 'bench/scale.ts', 'bench/list-after-writes.ts'];
   const run = (script: string, arg: string) => spawnSync(process.execPath, ['--import', 'tsx', script, arg], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' });
 
   for (const script of scripts) {

@@ -69,21 +69,24 @@ describe('book index (paged, packed)', () => {
     assert.equal(store.listJson(), `[${books.map(bookJson).join(',')}]`);
     assert.equal(store.getJson(2), undefined);
     // Each page's UTF-8 length comes from the file's offsets, not from measuring its text.
-    assert.equal(store.listSnapshot().bytes, Buffer.byteLength(store.listJson()));
+    assert.equal((await store.listSnapshot()).bytes, Buffer.byteLength(store.listJson()));
     assert.equal((await store.create({ title: 'N', author: 'A', year: 1 })).id, 20_002);
     await store.close();
   });
 
-  it('repackChanged repacks each page holding changes once, and leaves every book as it was', () => {
+  it('buildListTexts rebuilds each changed page once, at least one per call, until its deadline, and leaves every book as it was', () => {
     const index = new BookIndex();
     for (let id = 1; id <= 5000; id++) index.set(id, json(id, 'first'));
-    index.repackChanged();
+    assert.equal(index.buildListTexts(Infinity), 0);
     // Ids 10, 2000 and 4000 lie in three different pages; 10 and 11 share one.
     for (const id of [10, 11, 2000, 4000]) index.set(id, json(id, 'second'));
     assert.equal(index.delete(4001), true);
     const expected = index.all();
-    assert.equal(index.repackChanged(), 3);
-    assert.equal(index.repackChanged(), 0);
+    // A deadline already passed: one page per call, so a caller can yield between pages.
+    assert.equal(index.buildListTexts(0), 2);
+    assert.equal(index.buildListTexts(0), 1);
+    assert.equal(index.buildListTexts(0), 0);
+    assert.equal(index.buildListTexts(0), 0);
     assert.deepEqual(index.all(), expected);
     assert.equal(index.listJson(), `[${expected.join(',')}]`);
     assert.equal(index.get(2000), json(2000, 'second'));
@@ -98,7 +101,7 @@ describe('book index (paged, packed)', () => {
     await store.remove(4001);
     await store.close();
     const loaded = await loadCatalogue(nodeFileLayer, dir);
-    assert.equal(loaded.index.repackChanged(), 0);
+    assert.equal(loaded.index.buildListTexts(0), 0);
     assert.equal(loaded.index.get(2000), bookJson({ id: 2000, title: 'changed 2000', author: 'A', year: 2000 }));
     assert.equal(loaded.index.get(4001), undefined);
     assert.equal(loaded.index.size, 4999);

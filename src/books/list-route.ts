@@ -64,21 +64,23 @@ export const LIST_BOOKS = defineRoute({
   },
   handler({ store, linkBase }: { readonly store: BookStore; readonly linkBase: string }) {
     let listed: { snapshot: ListSnapshot; reply: Reply } | undefined;
+    const everyBook = (snapshot: ListSnapshot): Reply => {
+      if (listed?.snapshot !== snapshot) {
+        const { status, message } = ANSWERS.booksRetrieved;
+        listed = { snapshot, reply: { status, message, data: '', body: listBody(ANSWERS.booksRetrieved, snapshot) } };
+      }
+      return listed.reply;
+    };
     return ({ req }): Reply | Promise<Reply> => {
       const query = parseListQuery(req.url as string);
-      if (query === undefined) {
-        const snapshot = store.listSnapshot();
-        if (listed?.snapshot !== snapshot) {
-          const { status, message } = ANSWERS.booksRetrieved;
-          listed = { snapshot, reply: { status, message, data: '', body: listBody(ANSWERS.booksRetrieved, snapshot) } };
-        }
-        return listed.reply;
-      }
-      if (query.q === undefined) {
-        const { books, more } = store.booksAfter(query.after, query.limit);
+      if (query === undefined) return store.listSnapshot().then(everyBook);
+      const { q, after, limit } = query;
+      if (q === undefined) {
+        const { books, more } = store.booksAfter(after, limit);
         return pageReply(linkBase, query, books, more, store.size);
       }
-      return search(store.listSnapshot(), { q: query.q, after: query.after, limit: query.limit, abandoned: () => req.socket.destroyed }).then((found) => {
+      const abandoned = (): boolean => req.socket.destroyed;
+      return store.listSnapshot().then((snapshot) => search(snapshot, { q, after, limit, abandoned })).then((found) => {
         if (found === undefined) throw new ClientAbortedError();
         return pageReply(linkBase, query, found.books, found.more, found.total);
       });

@@ -23,8 +23,12 @@ export interface BookStore {
   getJson(id: number): string | undefined;
   /** Every book in ascending id order, as a JSON array. */
   listJson(): string;
-  /** The committed state as page texts, for streaming or scanning it; cached until the next change. */
-  listSnapshot(): ListSnapshot;
+  /**
+   * A committed state as page texts, for streaming or scanning it; cached until the next change.
+   * Pages changed since the last one are rebuilt a slice per event-loop turn first, so the state is
+   * the one committed when that is done (each write wholly in or out).
+   */
+  listSnapshot(): Promise<ListSnapshot>;
   /** Up to `limit` books (JSON) with ids above `after`, ascending, and whether more follow. */
   booksAfter(after: number, limit: number): { books: string[]; more: boolean };
   create(fields: BookFields): Promise<Book>;

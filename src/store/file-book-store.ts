@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { Book, BookFields, BookPatch } from '../model/book.ts';
 import { ChangesUnavailableError, PreconditionFailedError, StoreUnavailableError } from '../faults.ts';
 import type { Logger } from '../log.ts';
@@ -11,6 +12,11 @@ import type { BookIndex, ListSnapshot } from './book-index.ts';
 import type { JournalWriter } from './journal-writer.ts';
 import type { StoreObserver } from './observer.ts';
 import { WriteProbe } from './write-probe.ts';
+
+/** Milliseconds of list-text rebuilding per event-loop turn: a small share of the ~20 ms stall allowed (issue 10). */
+const SETTLING_SLICE_MS = 4;
+/** Turns of rebuilding before the rest is done at once: ~4 s of slices, well past what 5M books need. */
+const MAX_SETTLING_TURNS = 1000;
 
 /** What openStore recovered and opened, handed to the store (which owns it from then on). */
 export interface RecoveredStore {
@@ -60,6 +66,7 @@ export class FileBookStore implements DurableBookStore {
   #inFlight: Waiter[] = [];
   #flushing: Promise<void> | undefined;
   #snapshot: ListSnapshot | undefined;
+  #settling: Promise<ListSnapshot> | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
   /** Set when a failed write could not be undone: writes fail until a restart recovers from disk. */
@@ -132,9 +139,31 @@ export class FileBookStore implements DurableBookStore {
     return this.#index.listJson();
   }
 
-  listSnapshot(): ListSnapshot {
-    this.#snapshot ??= this.#index.snapshot();
-    return this.#snapshot;
+  listSnapshot(): Promise<ListSnapshot> {
+    if (this.#snapshot === undefined && this.#settling === undefined && this.#index.buildListTexts(performance.now() + SETTLING_SLICE_MS) === 0) {
+      this.#snapshot = this.#index.snapshot();
+    }
+    if (this.#snapshot !== undefined) return Promise.resolve(this.#snapshot);
+    // One rebuild for every list and search that asks meanwhile: each would otherwise take its own slice per turn.
+    this.#settling ??= this.#settleSnapshot();
+    return this.#settling;
+  }
+
+  /**
+   * Goes on rebuilding the changed pages' list text a slice per event-loop turn, then takes the
+   * snapshot of the state committed by then (one committed state: each write wholly in or out).
+   * After MAX_SETTLING_TURNS, writes outpacing the rebuild, the rest is rebuilt at once.
+   */
+  async #settleSnapshot(): Promise<ListSnapshot> {
+    try {
+      let turn = 0;
+      do await setImmediate();
+      while (++turn < MAX_SETTLING_TURNS && this.#index.buildListTexts(performance.now() + SETTLING_SLICE_MS) > 0);
+      this.#snapshot ??= this.#index.snapshot();
+      return this.#snapshot;
+    } finally {
+      this.#settling = undefined;
+    }
   }
 
   booksAfter(after: number, limit: number): { books: string[]; more: boolean } {

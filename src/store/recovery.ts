@@ -95,7 +95,8 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
     seq = Math.max(seq, result.lastSeq);
     journals.push({ name, firstSeq, bytes: result.goodLength, lastSeq: result.lastSeq, marked: result.marked });
   }
-  index.repackChanged();
+  // Replay spreads changes over many pages: startup rebuilds their list text before anyone waits on it.
+  index.buildListTexts(Infinity);
   const temps = names.filter((n) => n === `${SNAPSHOT_FILE}${TEMP_SUFFIX}` || n === PROBE_FILE);
   return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, changes, snapshotSeq, journals, torn, stale, temps };
 }
