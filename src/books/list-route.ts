@@ -2,13 +2,20 @@ import { ClientAbortedError } from '../http/body.ts';
 import { ANSWERS } from '../http/messages.ts';
 import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
 import type { Parameter } from '../http/openapi-types.ts';
-import { envelopeReply } from '../http/respond.ts';
+import { encodedReply, envelopeReply } from '../http/respond.ts';
 import { defineRoute, type EnvelopeReply, type Reply } from '../http/route.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
 import type { BookStore } from '../store/book-store.ts';
 import { listBody } from './list-body.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_Q, parseListQuery, type ListQuery } from './list-query.ts';
 import { BOOK_START, search } from './search.ts';
+
+/**
+ * A list up to this size is encoded once per committed state and sent as one buffer, as every
+ * other cached answer is; a larger one is streamed from the page texts (list-body.ts), never held
+ * whole. 64 KiB is one streamed piece: below it, streaming buys nothing and costs per answer.
+ */
+const ENCODED_LIST_BYTES = 1 << 16;
 
 const QUERY_RULE = 'A parameter given twice, or a value outside its rule, is 400 `Invalid query`.';
 const LIST_QUERY: readonly Parameter[] = [
@@ -67,7 +74,11 @@ export const LIST_BOOKS = defineRoute({
     const everyBook = (snapshot: ListSnapshot): Reply => {
       if (listed?.snapshot !== snapshot) {
         const { status, message } = ANSWERS.booksRetrieved;
-        listed = { snapshot, reply: { status, message, data: '', body: listBody(ANSWERS.booksRetrieved, snapshot) } };
+        const reply: Reply =
+          snapshot.bytes <= ENCODED_LIST_BYTES
+            ? encodedReply(ANSWERS.booksRetrieved, `[${snapshot.pages.map((page) => page.text).join(',')}]`)
+            : { status, message, data: '', body: listBody(ANSWERS.booksRetrieved, snapshot) };
+        listed = { snapshot, reply };
       }
       return listed.reply;
     };
