@@ -107,6 +107,46 @@ describe('book index (paged, packed)', () => {
     assert.equal(loaded.index.size, 4999);
   });
 
+  it('listSnapshot rebuilds changed pages a slice per event-loop turn, one rebuild for every caller, and shows the state committed when it ends', async () => {
+    const dir = await temp.make();
+    await writeCatalogue(dir, Array.from({ length: 5000 }, (_, i) => ({ id: i + 1, title: `b${i + 1}`, author: 'A', year: 2000 })));
+    const store = await openStore(dir);
+    const realNow = performance.now.bind(performance);
+    try {
+      await store.listSnapshot();
+      // Ids 10, 2000, 3000 and 4000 lie in four pages.
+      for (const id of [10, 2000, 3000, 4000]) await store.update(id, { title: `changed ${id}` });
+      // A clock that jumps 1 s per reading: every slice's deadline passes after one page.
+      let fake = realNow();
+      performance.now = () => (fake += 1000);
+      let turns = 0;
+      let ticking = true;
+      const tick = (): void => {
+        turns++;
+        if (ticking) setImmediate(tick);
+      };
+      setImmediate(tick);
+      const first = store.listSnapshot();
+      const second = store.listSnapshot();
+      const created = store.create({ title: 'During', author: 'A', year: 2001 });
+      const [a, b] = await Promise.all([first, second]);
+      ticking = false;
+      performance.now = realNow;
+      assert.equal(first, second, 'callers meanwhile share one rebuild');
+      assert.equal(a, b);
+      assert.ok(turns >= 2, `other work ran between slices (${turns} turns)`);
+      const text = `[${a.pages.map((page) => page.text).join(',')}]`;
+      const { id } = await created;
+      // The create committed while the rebuild went on: the snapshot holds all of it or none of it.
+      assert.ok(text === store.listJson() || !text.includes(`"id":${id},`), 'one committed state');
+      assert.equal(a.bytes, Buffer.byteLength(text));
+      assert.ok(text.includes('"title":"changed 3000"'));
+    } finally {
+      performance.now = realNow;
+      await store.close();
+    }
+  });
+
   it('a page changed and then listed holds its books once, not its old text and its list text', () => {
     const index = new BookIndex();
     const count = 50_000;
