@@ -134,7 +134,8 @@ function streamScanner(arrivals: Arrivals): (chunk: Buffer) => void {
     const text = partial === undefined ? chunk : Buffer.concat([partial, chunk]);
     const end = text.lastIndexOf(FRAME_END);
     const complete = end === -1 ? 0 : end + FRAME_END.length;
-    partial = complete < text.length ? text.subarray(complete) : undefined;
+    // Copied: `text` may be the reused read buffer.
+    partial = complete < text.length ? Buffer.from(text.subarray(complete)) : undefined;
     const firstAt = text.indexOf(CREATED_ID);
     if (firstAt === -1 || firstAt >= complete) return;
     const first = idAt(text, firstAt + CREATED_ID.length);
@@ -145,23 +146,39 @@ function streamScanner(arrivals: Arrivals): (chunk: Buffer) => void {
   };
 }
 
+/** Shared by every stream of the child: a read is scanned before the next one can start. */
+const READ_BUFFER = Buffer.allocUnsafe(1 << 20);
+
 /**
  * A stream following the feed, its created frames recorded in `arrivals`. A raw socket, not
  * node:http's client: what the child costs per read is what it takes from the service's CPU, and
  * the scan needs no HTTP decoding (the head holds no frame, and a chunk-size line only ever stands
- * between whole frames, since each chunk is one of the service's writes of whole frames).
+ * between whole frames, since each chunk is one of the service's writes of whole frames). Reads go
+ * into one reused buffer (`onread`, as in load.ts): no Buffer allocated per read.
  */
 function follow(port: number, token: string, arrivals: Arrivals): Promise<() => void> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(`GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${token}\r\n\r\n`));
     const scan = streamScanner(arrivals);
-    socket.once('data', (head: Buffer) => {
-      const status = head.subarray(0, 12).toString('latin1');
-      if (status !== 'HTTP/1.1 200') return reject(new Error(`GET /events: ${status}`));
-      socket.on('data', scan);
-      scan(head);
-      resolve(() => socket.destroy());
-    });
+    let head = true;
+    const onread = {
+      buffer: READ_BUFFER,
+      callback: (n: number): boolean => {
+        const chunk = READ_BUFFER.subarray(0, n);
+        if (head) {
+          head = false;
+          const status = chunk.subarray(0, 12).toString('latin1');
+          if (status !== 'HTTP/1.1 200') {
+            reject(new Error(`GET /events: ${status}`));
+            socket.destroy();
+            return false;
+          }
+          resolve(() => socket.destroy());
+        }
+        scan(chunk);
+        return true;
+      },
+    };
+    const socket = connect({ port, host: '127.0.0.1', onread }, () => socket.write(`GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${token}\r\n\r\n`));
     socket.on('error', reject);
   });
 }
