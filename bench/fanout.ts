@@ -5,10 +5,11 @@
  * parsing does not take the load generator's CPU). The two modes alternate in one-second slices
  * (the streams are opened and closed each time), so a shared machine's load drifting during the run
  * weighs on both alike. `--service PATH` runs another build's main.js (a baseline to compare with).
- * Prints the write throughput of both modes, their ratio, and the delivery delay per change from
- * its 2xx to its frame at the LAST of the streams to get it (so p99 is over the slowest stream of
- * each change), p50/p99/max; and the CPU each process used, so a run where the load generator or
- * the subscribers starve the service shows as such.
+ * Prints the write throughput of both modes and their ratio (with, as a gauge of the machine's
+ * noise, the median and range of the ratio of each slice to its neighbour); the delivery delay per
+ * change from its 2xx to its frame at the LAST of the streams to get it (so p99 is over the slowest
+ * stream of each change), p50/p99/max; and the CPU each process used, so a run where the load
+ * generator or the subscribers starve the service shows as such.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuMicros } from './cpu.ts';
 import { benchFlags } from './flags.ts';
+import { median } from './median.ts';
 import { freePort, waitUntilAnswering } from './service-process.ts';
 
 const USAGE = `npm run bench:fanout [-- flags]: write throughput with and without GET /events streams open
@@ -205,14 +207,19 @@ class Mode {
   serviceCpu: number | undefined = 0;
   loadCpu = 0;
   subscriberCpu = 0;
+  /** Creates per ms of each slice, in run order. */
+  readonly slices: number[] = [];
 
   /** One slice of load, with the CPU the service and this process (the load generator) used meanwhile. */
   async slice(servicePid: number | undefined, run: () => Promise<number>): Promise<void> {
     const serviceBefore = cpuMicros(servicePid);
     const loadBefore = process.cpuUsage();
     const started = performance.now();
-    this.creates += await run();
-    this.ms += performance.now() - started;
+    const creates = await run();
+    const ms = performance.now() - started;
+    this.creates += creates;
+    this.ms += ms;
+    this.slices.push(creates / ms);
     const serviceAfter = cpuMicros(servicePid);
     const load = process.cpuUsage(loadBefore);
     this.loadCpu += load.user + load.system;
@@ -267,12 +274,15 @@ async function main(): Promise<void> {
     agent.destroy();
     const report = await ask<FollowerReport>(follower, 'report');
     follower.kill();
+    // Slice i of one mode ran next to slice i of the other: their ratio, pair by pair.
+    const pairs = streamed.slices.map((rate, i) => rate / (alone.slices[i] as number));
     const delays = report.latest.map(([id, at]) => Math.max(0, at - (acked.get(id) ?? at))).sort((a, b) => a - b);
     const fmt = (n: number): string => n.toFixed(1);
     process.stdout.write(
       `fan-out: ${CONNECTIONS} connections creating, ${SLICES} slices of ${SLICE_MS / 1000} s with no stream and ${SLICES} with ${STREAMS} streams open, alternating\n` +
         `  no stream open:    ${Math.round(alone.perSecond)} creates/s\n` +
-        `  ${STREAMS} streams open:  ${Math.round(streamed.perSecond)} creates/s (${((streamed.perSecond / alone.perSecond) * 100).toFixed(0)}% of no-stream)\n` +
+        `  ${STREAMS} streams open:  ${Math.round(streamed.perSecond)} creates/s (${((streamed.perSecond / alone.perSecond) * 100).toFixed(0)}% of no-stream; ` +
+        `slice pairs: median ${(median(pairs) * 100).toFixed(0)}%, ${(Math.min(...pairs) * 100).toFixed(0)}–${(Math.max(...pairs) * 100).toFixed(0)}%)\n` +
         `  frames received:   ${report.frames} of ${acked.size * STREAMS}, ${report.breaks} reads not continuing their stream's last\n` +
         `  delivery delay (2xx to frame): p50 ${fmt(percentile(delays, 50))} ms, p99 ${fmt(percentile(delays, 99))} ms, max ${fmt(delays.at(-1) ?? NaN)} ms\n` +
         `  CPU s per s, no stream / streams: service ${alone.cpu(alone.serviceCpu)} / ${streamed.cpu(streamed.serviceCpu)}, ` +
