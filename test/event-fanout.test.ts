@@ -51,7 +51,7 @@ interface RawStream {
   socket: Socket;
   /** The seqs of the change frames received so far, in order. */
   seqs(): number[];
-  /** Resolves once a change frame with `seq` has arrived. */
+  /** Resolves once a change frame with `seq` has arrived; rejects if the connection closes first. */
   until(seq: number): Promise<void>;
 }
 
@@ -90,14 +90,18 @@ async function openRaw(port: number, query = '', requests = 1): Promise<RawStrea
     }
     for (const check of [...waiters]) check();
   });
+  socket.on('close', () => {
+    for (const check of [...waiters]) check();
+  });
   const stream: RawStream = {
     chunks,
     socket,
     seqs: () => [...chunks.join('').matchAll(/^id: (\d+)\nevent: created\ndata: \{"seq":(\d+),/gm)].map((m) => (assert.equal(m[1], m[2]), Number(m[1]))),
     until: (seq) =>
-      new Promise((resolve) => {
+      new Promise((resolve, reject) => {
         const check = (): void => {
           if (stream.seqs().includes(seq) && waiters.delete(check)) resolve();
+          else if (socket.closed && waiters.delete(check)) reject(new Error(`the stream closed before seq ${seq}`));
         };
         waiters.add(check);
         check();
@@ -158,10 +162,10 @@ describe('GET /events fan-out: the window stretches with what a send costs', () 
   });
 
   it('after a send that took long, batches of later turns wait and go out together', async () => {
-    // A slow machine: every read of the clock is 100 ms after the previous one, so the first send
-    // (from its start to the tick after its writes) takes 100 ms and the next window is 8 × 100 ms.
+    // A slow machine: every read of the clock is 10 ms after the previous one, so the first send
+    // (from its start to the tick after its writes) takes 10 ms and the next window is FANOUT_SHARE × 10 ms.
     let now = 0;
-    const fx = await serve({ coalesceMs: 0, maxCoalesceMs: 10_000 }, () => (now += 100));
+    const fx = await serve({ coalesceMs: 0, maxCoalesceMs: 10_000 }, () => (now += 10));
     const stream = await openRaw(fx.port);
     try {
       fx.feed.append(batch(1, 1));
@@ -230,7 +234,8 @@ describe('GET /events fan-out: a stream pipelined behind another on one connecti
     const fx = await serve({ coalesceMs: 0, maxUnsentBytes: 64 * 1024 });
     const first = await openRaw(fx.port, '', 2);
     try {
-      while (fx.registry.size < 2) await turn();
+      for (let i = 0; i < 1000 && fx.registry.size < 2; i++) await turn();
+      assert.equal(fx.registry.size, 2, 'both pipelined streams are open');
       await appendUntilCut(fx, first, 100, 'the queued stream was cut');
     } finally {
       first.socket.destroy();

@@ -295,11 +295,10 @@ describe('GET /events and SIGTERM', () => {
     const token = ((await login.json()) as { data: { token: string } }).data.token;
     const streams = await Promise.all([1, 2, 3].map(() => openEvents(`${service.url}/events`, { authorization: token })));
     assert.ok(streams.every((s) => s.status === 200));
-    const started = performance.now();
     const exit = await service.stop('SIGTERM');
     assert.equal(exit.code, 0, exit.stderr);
-    // The drain grace is 10 s: a stream holding it would take that long.
-    assert.ok(performance.now() - started < 5000, `exited after ${Math.round(performance.now() - started)} ms`);
+    // A stream still open when the drain ends would hold it to the 10 s limit and be counted as cut off there.
+    assert.match(exit.stdout, /stopped cleanly/);
     await Promise.all(streams.map((s) => s.ended));
   });
 });

@@ -113,6 +113,7 @@ describe('GET /books streamed from the index pages (issue 10)', () => {
     listing = false;
     app.server.off('request', capture);
     assert.equal(res.status, 200);
+    assert.ok(socket !== undefined && most > 0, 'the list\'s connection was watched while it was written');
     assert.ok(Buffer.byteLength(res.text) > 4 * 1024 * 1024, `the list is ${res.text.length} units, too small to show a run`);
     // 256 Ki UTF-16 units a turn and one piece beyond, each unit up to 2 bytes in these titles.
     assert.ok(most <= 2 * (256 + 64) * 1024, `${most} bytes written between two turns of the loop`);
