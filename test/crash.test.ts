@@ -10,6 +10,6 @@ describe('crash safety of node dist/main.js (short run; npm run test:crash runs 
     assert.equal(report.lost, 0);
     assert.ok(report.acknowledged > 0);
     assert.equal(report.streamMissed, 0);
-    assert.ok(report.streamChanges >= report.acknowledged, 'the stream client saw every acknowledged change, and only durable ones');
+    assert.ok(report.streamChanges >= report.acknowledged, 'the stream client saw at least as many changes as were acknowledged');
   });
 });

@@ -3,11 +3,12 @@ import { after, describe, it } from 'node:test';
 import { connect, type Socket } from 'node:net';
 import { setTimeout } from 'node:timers/promises';
 import { startApp } from './helpers/app.ts';
-import { startMain, type RunningService } from './helpers/process.ts';
+import { killAll, startMain, type RunningService } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const temp = tempDirs('book-catalogue-drain-');
 after(() => temp.removeAll());
+after(killAll);
 
 describe('GET /healthz while draining', () => {
   it('answers 200 OK before shutdown and 503 Shutting down with Connection: close while draining', async () => {

@@ -54,9 +54,12 @@ describe('restart on the same data directory (docs/contract.md, "Books" and "Dur
     await first.request('DELETE', '/book/2');
     await first.close({ keepData: true });
     const second = await startApp({ dataDir: dir });
-    assert.deepEqual((await second.request('GET', '/books')).json.data, []);
-    assert.equal(((await second.request('POST', '/book', { body: book('c') })).json.data as { id: number }).id, 3);
-    await second.close({ keepData: true });
+    try {
+      assert.deepEqual((await second.request('GET', '/books')).json.data, []);
+      assert.equal(((await second.request('POST', '/book', { body: book('c') })).json.data as { id: number }).id, 3);
+    } finally {
+      await second.close({ keepData: true });
+    }
   });
 });
 

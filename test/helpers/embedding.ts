@@ -42,7 +42,8 @@ export async function exerciseEmbeddingExample(command: string, args: readonly s
     const list = (await (await fetch(`${base}/books`, { headers })).json()) as { data: unknown };
     assert.deepEqual(list.data, [{ id: 1, title: 'Dune', author: 'Frank Herbert', year: 1965 }]);
     // A client that follows the next-page link (RFC 8288, resolved against the request's URL) stays in the catalogue.
-    await fetch(`${base}/book`, { method: 'POST', headers, body: JSON.stringify({ title: 'Emma', author: 'Jane Austen', year: 1815 }) });
+    const emma = await fetch(`${base}/book`, { method: 'POST', headers, body: JSON.stringify({ title: 'Emma', author: 'Jane Austen', year: 1815 }) });
+    assert.equal(emma.status, 201);
     const first = await fetch(`${base}/books?limit=1`, { headers });
     const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get('link') ?? '');
     assert.ok(next !== null, 'the first page links to the next');
