@@ -192,10 +192,15 @@ interface FollowerReport {
   latest: [number, number][];
 }
 
-/** Sends `message` to the subscriber child and resolves with its answer. */
+/** Sends `message` to the subscriber child and resolves with its answer; rejects if it exits instead (a stream it could not open). */
 function ask<T>(follower: ChildProcess, message: string): Promise<T> {
-  return new Promise((resolve) => {
-    follower.once('message', (m) => resolve(m as T));
+  return new Promise((resolve, reject) => {
+    const exited = (code: number | null): void => reject(new Error(`the subscriber child exited (${code}) before answering '${message}'`));
+    follower.once('exit', exited);
+    follower.once('message', (m) => {
+      follower.off('exit', exited);
+      resolve(m as T);
+    });
     follower.send(message);
   });
 }
@@ -248,13 +253,14 @@ async function main(): Promise<void> {
     env: { PATH: process.env.PATH ?? '', SECRET_TOKEN: SECRET, AUTH_PASSWORD: 'bench', LOG_LEVEL: 'warn', MAX_EVENT_STREAMS: String(STREAMS + 10) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  let follower: ChildProcess | undefined;
   try {
     await waitUntilAnswering(`http://127.0.0.1:${port}/healthz`, child);
     const login = await fetch(`http://127.0.0.1:${port}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"admin","password":"bench"}' });
     const token = ((await login.json()) as { data: { token: string } }).data.token;
     const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
     await load(agent, port, token, SLICE_MS, new Map()); // warm-up: JIT, connections, first journal growth
-    const follower = fork(new URL(import.meta.url).pathname, ['--follower', '--port', String(port), '--token', token, '--streams', String(STREAMS)], { execArgv: ['--import', 'tsx'] });
+    follower = fork(new URL(import.meta.url).pathname, ['--follower', '--port', String(port), '--token', token, '--streams', String(STREAMS)], { execArgv: ['--import', 'tsx'] });
     const alone = new Mode();
     const streamed = new Mode();
     const acked = new Map<number, number>();
@@ -273,7 +279,6 @@ async function main(): Promise<void> {
     }
     agent.destroy();
     const report = await ask<FollowerReport>(follower, 'report');
-    follower.kill();
     // Slice i of one mode ran next to slice i of the other: their ratio, pair by pair.
     const pairs = streamed.slices.map((rate, i) => rate / (alone.slices[i] as number));
     const delays = report.latest.map(([id, at]) => Math.max(0, at - (acked.get(id) ?? at))).sort((a, b) => a - b);
@@ -288,7 +293,12 @@ async function main(): Promise<void> {
         `  CPU s per s, no stream / streams: service ${alone.cpu(alone.serviceCpu)} / ${streamed.cpu(streamed.serviceCpu)}, ` +
         `load generator ${alone.cpu(alone.loadCpu)} / ${streamed.cpu(streamed.loadCpu)}, subscribers - / ${streamed.cpu(streamed.subscriberCpu)}\n`,
     );
+    if (report.frames !== acked.size * STREAMS || report.breaks > 0) {
+      process.stderr.write('bench:fanout: a stream missed, repeated or reordered changes\n');
+      process.exitCode = 1;
+    }
   } finally {
+    follower?.kill();
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
     await rm(dir, { recursive: true, force: true });
