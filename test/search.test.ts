@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { search } from '../src/books/search.ts';
 import { bookJson } from '../src/model/book.ts';
 import { BookIndex } from '../src/store/book-index.ts';
+import { countTurns } from './helpers/event-loop.ts';
 
 function index(count: number): BookIndex {
   const books = new BookIndex();
@@ -14,18 +15,12 @@ describe('search scans in slices', () => {
   it('lets the event loop run while it scans, and finds every match of one state', async () => {
     const books = index(100_000);
     const snapshot = books.snapshot();
-    let turns = 0;
-    let scanning = true;
-    const tick = (): void => {
-      turns++;
-      if (scanning) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const stopCounting = countTurns();
     const searching = search(snapshot, { q: 'E', after: 0, limit: 3, abandoned: () => false });
     // A change committed while the scan runs is not in what it scans.
     books.delete(2);
     const found = await searching;
-    scanning = false;
+    const turns = stopCounting();
     assert.ok(turns > 1, `other callbacks ran ${turns} times during the scan`);
     assert.equal(found?.total, 100_000);
     assert.deepEqual(found?.books.map((b) => (JSON.parse(b) as { id: number }).id), [1, 2, 3]);

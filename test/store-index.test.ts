@@ -8,6 +8,7 @@ import { writeCatalogue } from '../src/store/catalogue-file.ts';
 import { nodeFileLayer } from '../src/fs/durable-fs.ts';
 import { loadCatalogue } from '../src/store/recovery.ts';
 import { openStore } from '../src/store/open.ts';
+import { countTurns } from './helpers/event-loop.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 import { booksIn } from './helpers/store-books.ts';
 
@@ -119,18 +120,12 @@ describe('book index (paged, packed)', () => {
       // A clock that jumps 1 s per reading: every slice's deadline passes after one page.
       let fake = realNow();
       performance.now = () => (fake += 1000);
-      let turns = 0;
-      let ticking = true;
-      const tick = (): void => {
-        turns++;
-        if (ticking) setImmediate(tick);
-      };
-      setImmediate(tick);
+      const stopCounting = countTurns();
       const first = store.listSnapshot();
       const second = store.listSnapshot();
       const created = store.create({ title: 'During', author: 'A', year: 2001 });
       const [a, b] = await Promise.all([first, second]);
-      ticking = false;
+      const turns = stopCounting();
       performance.now = realNow;
       assert.equal(first, second, 'callers meanwhile share one rebuild');
       assert.equal(a, b);
