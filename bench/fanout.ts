@@ -119,6 +119,8 @@ class Arrivals {
 /** Each created frame's change JSON holds this once (the book's own JSON has no "type"), then the id. */
 const CREATED_ID = Buffer.from('"type":"created","id":');
 const FRAME_END = Buffer.from('\n\n');
+/** A frame's first byte (`id: `); chunk framing between frames is hex digits and CRLF, never this. */
+const ID_START = 0x69;
 
 /** The decimal id that starts at `at` in `text`. */
 function idAt(text: Buffer, at: number): number {
@@ -136,8 +138,10 @@ function streamScanner(arrivals: Arrivals): (chunk: Buffer) => void {
     const text = partial === undefined ? chunk : Buffer.concat([partial, chunk]);
     const end = text.lastIndexOf(FRAME_END);
     const complete = end === -1 ? 0 : end + FRAME_END.length;
-    // Copied: `text` may be the reused read buffer.
-    partial = complete < text.length ? Buffer.from(text.subarray(complete)) : undefined;
+    // Kept (copied: `text` may be the reused read buffer) only when a frame starts in it, at its
+    // `id:`; after a chunked write it is only the chunk's CRLF (RFC 9112 §7.1), and joining that to
+    // the next read would copy every read once more.
+    partial = text.includes(ID_START, complete) ? Buffer.from(text.subarray(complete)) : undefined;
     const firstAt = text.indexOf(CREATED_ID);
     if (firstAt === -1 || firstAt >= complete) return;
     const first = idAt(text, firstAt + CREATED_ID.length);
