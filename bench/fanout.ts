@@ -25,14 +25,15 @@ import { freePort, waitUntilAnswering } from './service-process.ts';
 const USAGE = `npm run bench:fanout [-- flags]: write throughput with and without GET /events streams open
   --connections N    keep-alive connections creating books (32)
   --streams N        streams open in the streamed mode (200)
-  --duration S       seconds of load per mode, in one-second slices (5)
+  --duration S       seconds of load per mode, in one-second slices (30: a slice's rate varies
+                     by ~17% on a shared machine, so a shorter run's ratio moves by several points)
   --service PATH     another build's main.js instead of dist/main.js (a baseline)
   --cpu-prof DIR     the service writes a V8 CPU profile there on exit
 `;
 const flags = benchFlags(USAGE, {
   connections: { type: 'string', default: '32' },
   streams: { type: 'string', default: '200' },
-  duration: { type: 'string', default: '5' },
+  duration: { type: 'string', default: '30' },
   service: { type: 'string' },
   'cpu-prof': { type: 'string' },
   // The subscriber child's own flags (it is this script, forked).
