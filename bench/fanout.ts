@@ -14,11 +14,12 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request, Agent } from 'node:http';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuMicros } from './cpu.ts';
 import { benchFlags } from './flags.ts';
+import type { FollowerReport } from './fanout-scan.ts';
+import type { SubscriberConfig } from './fanout-subscriber.ts';
 import { median } from './median.ts';
 import { freePort, waitUntilAnswering } from './service-process.ts';
 
@@ -36,10 +37,6 @@ const flags = benchFlags(USAGE, {
   duration: { type: 'string', default: '30' },
   service: { type: 'string' },
   'cpu-prof': { type: 'string' },
-  // The subscriber child's own flags (it is this script, forked).
-  follower: { type: 'boolean', default: false },
-  port: { type: 'string' },
-  token: { type: 'string' },
 });
 const CONNECTIONS = Number(flags.connections);
 const STREAMS = Number(flags.streams);
@@ -78,124 +75,6 @@ async function load(agent: Agent, port: number, token: string, ms: number, acked
   return done;
 }
 
-/**
- * What the subscriber child records over all its streams, cheaply enough that 200 streams at a few
- * thousand changes/s do not take the CPU the service is measured on (the child shares the machine).
- * The bench only creates and a stream gets every change in order, so the frames of one read are
- * for consecutive book ids: per read it keeps the first and the last id of its complete frames and
- * the time the read reached JavaScript (a slow reader counts as delay), found by two native
- * searches whatever the number of frames. Each id's arrival at the last stream to get it is worked
- * out at the end, outside the measured slices.
- */
-class Arrivals {
-  /** Per read: first id, last id, arrival time. */
-  readonly #reads: number[] = [];
-  frames = 0;
-  /** Reads that do not continue their stream's previous one (a gap, a repeat, a reorder): must stay 0. */
-  breaks = 0;
-
-  record(first: number, last: number, at: number): void {
-    this.#reads.push(first, last, at);
-    this.frames += last - first + 1;
-  }
-
-  /** (book id, latest arrival) for every id some stream received. */
-  entries(): [number, number][] {
-    const reads = this.#reads;
-    let top = 0;
-    for (let i = 0; i < reads.length; i += 3) top = Math.max(top, reads[i + 1] as number);
-    const latest = new Float64Array(top + 1);
-    for (let i = 0; i < reads.length; i += 3) {
-      const at = reads[i + 2] as number;
-      for (let id = reads[i] as number; id <= (reads[i + 1] as number); id++) if (at > (latest[id] as number)) latest[id] = at;
-    }
-    const out: [number, number][] = [];
-    latest.forEach((at, id) => {
-      if (at > 0) out.push([id, at]);
-    });
-    return out;
-  }
-}
-
-/** Each created frame's change JSON holds this once (the book's own JSON has no "type"), then the id. */
-const CREATED_ID = Buffer.from('"type":"created","id":');
-const FRAME_END = Buffer.from('\n\n');
-/** A frame's first byte (`id: `); chunk framing between frames is hex digits and CRLF, never this. */
-const ID_START = 0x69;
-
-/** The decimal id that starts at `at` in `text`. */
-function idAt(text: Buffer, at: number): number {
-  let id = 0;
-  for (let c = text[at] as number; c >= 0x30 && c <= 0x39; c = text[++at] as number) id = id * 10 + c - 0x30;
-  return id;
-}
-
-/** Records the complete frames of each read of one stream (a partial last frame waits for the next read). */
-function streamScanner(arrivals: Arrivals): (chunk: Buffer) => void {
-  let partial: Buffer | undefined;
-  let previous: number | undefined;
-  return (chunk) => {
-    const at = performance.timeOrigin + performance.now();
-    const text = partial === undefined ? chunk : Buffer.concat([partial, chunk]);
-    const end = text.lastIndexOf(FRAME_END);
-    const complete = end === -1 ? 0 : end + FRAME_END.length;
-    // Kept (copied: `text` may be the reused read buffer) only when a frame starts in it, at its
-    // `id:`; after a chunked write it is only the chunk's CRLF (RFC 9112 §7.1), and joining that to
-    // the next read would copy every read once more.
-    partial = text.includes(ID_START, complete) ? Buffer.from(text.subarray(complete)) : undefined;
-    const firstAt = text.indexOf(CREATED_ID);
-    if (firstAt === -1 || firstAt >= complete) return;
-    const first = idAt(text, firstAt + CREATED_ID.length);
-    const last = idAt(text, text.lastIndexOf(CREATED_ID, complete - 1) + CREATED_ID.length);
-    if ((previous !== undefined && first !== previous + 1) || last < first) arrivals.breaks++;
-    previous = last;
-    arrivals.record(first, last, at);
-  };
-}
-
-/** Shared by every stream of the child: a read is scanned before the next one can start. */
-const READ_BUFFER = Buffer.allocUnsafe(1 << 20);
-
-/**
- * A stream following the feed, its created frames recorded in `arrivals`. A raw socket, not
- * node:http's client: what the child costs per read is what it takes from the service's CPU, and
- * the scan needs no HTTP decoding (the head holds no frame, and a chunk-size line only ever stands
- * between whole frames, since each chunk is one of the service's writes of whole frames). Reads go
- * into one reused buffer (`onread`, as in load.ts): no Buffer allocated per read.
- */
-function follow(port: number, token: string, arrivals: Arrivals): Promise<() => void> {
-  return new Promise((resolve, reject) => {
-    const scan = streamScanner(arrivals);
-    let head = true;
-    const onread = {
-      buffer: READ_BUFFER,
-      callback: (n: number): boolean => {
-        const chunk = READ_BUFFER.subarray(0, n);
-        if (head) {
-          head = false;
-          const status = chunk.subarray(0, 12).toString('latin1');
-          if (status !== 'HTTP/1.1 200') {
-            reject(new Error(`GET /events: ${status}`));
-            socket.destroy();
-            return false;
-          }
-          resolve(() => socket.destroy());
-        }
-        scan(chunk);
-        return true;
-      },
-    };
-    const socket = connect({ port, host: '127.0.0.1', onread }, () => socket.write(`GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${token}\r\n\r\n`));
-    socket.on('error', reject);
-  });
-}
-
-/** What the subscriber child sends back at the end: see Arrivals. */
-interface FollowerReport {
-  frames: number;
-  breaks: number;
-  latest: [number, number][];
-}
 
 /** Sends `message` to the subscriber child and resolves with its answer; rejects if it exits instead (a stream it could not open). */
 function ask<T>(follower: ChildProcess, message: string): Promise<T> {
@@ -265,7 +144,8 @@ async function main(): Promise<void> {
     const token = ((await login.json()) as { data: { token: string } }).data.token;
     const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
     await load(agent, port, token, SLICE_MS, new Map()); // warm-up: JIT, connections, first journal growth
-    follower = fork(new URL(import.meta.url).pathname, ['--follower', '--port', String(port), '--token', token, '--streams', String(STREAMS)], { execArgv: ['--import', 'tsx'] });
+    follower = fork(new URL('./fanout-subscriber.ts', import.meta.url), { execArgv: ['--import', 'tsx'] });
+    follower.send({ port, token, streams: STREAMS } satisfies SubscriberConfig);
     const alone = new Mode();
     const streamed = new Mode();
     const acked = new Map<number, number>();
@@ -310,37 +190,7 @@ async function main(): Promise<void> {
   }
 }
 
-/**
- * The child: on 'open' opens the streams, on 'close' closes them and answers with the CPU it used
- * while they were open, on 'report' sends what every stream received and exits.
- */
-function followAll(): void {
-  const arrivals = new Arrivals();
-  let open: (() => void)[] = [];
-  let cpuAtOpen = process.cpuUsage();
-  process.on('message', (message) => {
-    void (async () => {
-      if (message === 'open') {
-        open = await Promise.all(Array.from({ length: STREAMS }, () => follow(Number(flags.port), flags.token as string, arrivals)));
-        cpuAtOpen = process.cpuUsage();
-        process.send?.('open');
-      } else if (message === 'close') {
-        const cpu = process.cpuUsage(cpuAtOpen);
-        for (const close of open) close();
-        process.send?.(cpu.user + cpu.system);
-      } else {
-        const report: FollowerReport = { frames: arrivals.frames, breaks: arrivals.breaks, latest: arrivals.entries() };
-        process.send?.(report, () => process.exit(0));
-      }
-    })();
-  });
-}
-
-if (flags.follower) {
-  followAll();
-} else {
-  main().catch((err: unknown) => {
-    process.stderr.write(`bench:fanout: ${(err as Error).message}\n`);
-    process.exitCode = 1;
-  });
-}
+main().catch((err: unknown) => {
+  process.stderr.write(`bench:fanout: ${(err as Error).message}\n`);
+  process.exitCode = 1;
+});

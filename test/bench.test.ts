@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { Arrivals, streamScanner } from '../bench/fanout-scan.ts';
 import { LatencyHistogram } from '../bench/histogram.ts';
 import { runLoad, type LoadResult } from '../bench/load.ts';
 import { httpRequest } from '../bench/scenarios.ts';
@@ -108,6 +109,35 @@ Requests/sec:  70842.00
 Transfer/sec:     10.54MB
 `;
     assert.deepEqual(parseWrkOutput(text), { requests: 354224, requestsPerSecond: 70842, p50Ms: 0.418, p99Ms: 2.5, non2xx: 354224, socketErrors: 3 });
+  });
+});
+
+describe('bench: the fan-out subscriber scans every frame of a chunked stream', () => {
+  // What the service writes: one HTTP/1.1 chunk (RFC 9112 §7.1) of whole SSE frames per send.
+  const frame = (id: number): string => `id: ${id}\nevent: created\ndata: ${JSON.stringify({ seq: id, type: 'created', id, book: { id, title: 'Fin', author: 'Ivi' } })}\n\n`;
+  const chunk = (text: string): Buffer => Buffer.concat([Buffer.from(`${Buffer.byteLength(text).toString(16)}\r\n`), Buffer.from(text), Buffer.from('\r\n')]);
+  const sends = [[1], [2, 3], [4, 5, 6], [7], [8, 9]];
+  const stream = (ids: number[][]): Buffer => Buffer.concat(ids.map((send, i) => chunk((i === 2 ? ': heartbeat\n\n' : '') + send.map(frame).join(''))));
+
+  it('counts each frame once and no break, wherever the reads split the bytes', () => {
+    const bytes = stream(sends);
+    for (let a = 0; a <= bytes.length; a++) {
+      for (let b = a; b <= bytes.length; b += 5) {
+        const arrivals = new Arrivals();
+        const scan = streamScanner(arrivals);
+        for (const read of [bytes.subarray(0, a), bytes.subarray(a, b), bytes.subarray(b)]) scan(read);
+        assert.deepEqual([arrivals.frames, arrivals.breaks], [9, 0], `reads split at ${a} and ${b}`);
+      }
+    }
+  });
+
+  it('counts a read that does not continue its stream as a break', () => {
+    const arrivals = new Arrivals();
+    const scan = streamScanner(arrivals);
+    scan(stream([[1, 2]]));
+    scan(stream([[4]]));
+    scan(stream([[4]]));
+    assert.equal(arrivals.breaks, 2);
   });
 });
 
