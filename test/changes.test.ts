@@ -2,22 +2,11 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { RETAINED_CHANGES } from '../src/store/change-log.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { changes } from './helpers/changes-client.ts';
 import { ioError, recordingFs } from './helpers/recording-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
-interface WireChange {
-  seq: number;
-  type: string;
-  id: number;
-  book: { id: number; title: string; author: string; year: number } | null;
-}
-
 const book = (title: string): { title: string; author: string; year: number } => ({ title, author: 'A. Author', year: 2001 });
-
-async function changes(app: TestApp, query: string): Promise<{ status: number; message: string; data: WireChange[]; link: string | null }> {
-  const res = await app.request('GET', `/changes${query}`);
-  return { status: res.status, message: res.json.message, data: res.json.data as WireChange[], link: res.headers.get('link') };
-}
 
 describe('GET /changes', () => {
   let app: TestApp;

@@ -4,16 +4,10 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { RETAINED_CHANGES } from '../src/store/change-log.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { changes, type WireChange } from './helpers/changes-client.ts';
 import { recordingFs } from './helpers/recording-fs.ts';
 import { changeSeqs, openEvents, type SseFrame } from './helpers/sse-client.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
-
-interface WireChange {
-  seq: number;
-  type: string;
-  id: number;
-  book: unknown;
-}
 
 const dirs = tempDirs('retention-restart-');
 after(() => dirs.removeAll());
@@ -42,9 +36,8 @@ async function makeChanges(app: TestApp, count: number): Promise<void> {
   }
 }
 
-async function changesSince(app: TestApp, since: number, limit = 1000): Promise<{ status: number; message: string; data: WireChange[] }> {
-  const res = await app.request('GET', `/changes?since=${since}&limit=${limit}`);
-  return { status: res.status, message: res.json.message, data: res.json.data as WireChange[] };
+function changesSince(app: TestApp, since: number): ReturnType<typeof changes> {
+  return changes(app, `?since=${since}&limit=1000`);
 }
 
 /** Every change after `since`, following the pages to the end (each answered 200). */

@@ -17,7 +17,7 @@ export function tempDirs(prefix: string): { make: () => Promise<string>; removeA
       return dir;
     },
     async removeAll() {
-      await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+      await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
     },
   };
 }
