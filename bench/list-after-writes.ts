@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Book } from '../src/model/book.ts';
+import { PAGE } from '../src/store/book-index.ts';
 import { writeCatalogue } from '../src/store/catalogue-file.ts';
 import { openStore } from '../src/store/open.ts';
 import { benchFlags } from './flags.ts';
@@ -21,8 +22,6 @@ const USAGE = `npm run bench:list-after-writes [-- --books N --rounds R]
 const flags = benchFlags(USAGE, { books: { type: 'string', default: '1000000' }, rounds: { type: 'string', default: '3' } });
 const books = Number(flags.books);
 const rounds = Number(flags.rounds);
-/** Ids per index page (src/store/book-index.ts): one update at this stride touches every page. */
-const PAGE = 1024;
 
 /** Starts a 1 ms timer; the function it returns stops it and gives the longest gap between ticks. */
 function longestGap(): () => number {
@@ -47,6 +46,7 @@ try {
   console.log(`${books} books, node ${process.version}`);
   for (let round = 1; round <= rounds; round++) {
     const writes: Promise<unknown>[] = [];
+    // One update at the index's page stride touches every page.
     for (let id = 1; id <= books; id += PAGE) writes.push(store.update(id, { title: `Round ${round}` }));
     await Promise.all(writes);
     await sleep(20);

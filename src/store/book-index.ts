@@ -4,7 +4,7 @@
  * each page changed meanwhile: both grow with the page, so a page is small, yet large enough that
  * 5M books are a few thousand pages for the garbage collector.
  */
-const PAGE = 1024;
+export const PAGE = 1024;
 /** A page repacks once this many of its books changed since it was packed. */
 const REPACK_AT = PAGE / 4;
 const ID_PREFIX = '{"id":';
