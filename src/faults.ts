@@ -85,10 +85,13 @@ export class ChangesUnavailableError extends Error {
   readonly since: number;
   /** The lowest `since` the feed answers now. */
   readonly oldest: number;
-  constructor(since: number, oldest: number) {
-    super(`changes after ${since} are not available (the feed answers since ${oldest} or later)`);
+  /** The feed's last seq (the highest `since` it answers): reload the books, then follow from it. */
+  readonly latest: number;
+  constructor(since: number, oldest: number, latest: number) {
+    super(`changes after ${since} are not available: the feed answers a since from ${oldest} to ${latest}; reload the books, then follow from ${latest}`);
     this.name = 'ChangesUnavailableError';
     this.since = since;
     this.oldest = oldest;
+    this.latest = latest;
   }
 }

@@ -62,7 +62,12 @@ describe('store.changes(since) and store.feed', () => {
         { seq: 2, type: 'updated', id: 1, book: { id: 1, title: 'T', author: 'A', year: 2 } },
         { seq: 3, type: 'deleted', id: 1, book: null },
       ]);
-      assert.throws(() => store.changes(4), ChangesUnavailableError);
+      assert.throws(() => store.changes(4), (err: unknown) => {
+        assert.ok(err instanceof ChangesUnavailableError);
+        assert.deepEqual([err.since, err.oldest, err.latest], [4, 0, 3]);
+        assert.equal(err.message, 'changes after 4 are not available: the feed answers a since from 0 to 3; reload the books, then follow from 3');
+        return true;
+      });
     } finally {
       await store.close();
     }

@@ -56,6 +56,23 @@ describe('GET /changes', () => {
     assert.deepEqual(res.json, { status: 410, message: 'Changes no longer available', data: null });
   });
 
+  it('X-Last-Seq on every answer, a 410 too: a client that only polls reloads, then follows from it, missing nothing', async () => {
+    assert.equal((await changes(app, '?since=8')).headers.get('x-last-seq'), '8');
+    assert.equal((await changes(app, '?since=0&limit=1')).headers.get('x-last-seq'), '8', 'the feed, not the page');
+    const gone = await changes(app, '?since=9');
+    assert.equal(gone.status, 410);
+    const from = Number(gone.headers.get('x-last-seq'));
+    assert.equal(from, 8);
+    // A change between reading the seq and the reload comes again; applied again, the mirror is the same.
+    await app.request('POST', '/book', { body: book('Meanwhile') });
+    const mirror = new Map(((await app.request('GET', '/books')).json.data as { id: number }[]).map((b) => [b.id, b]));
+    for (const c of (await changes(app, `?since=${from}`)).data) {
+      if (c.book === null) mirror.delete(c.id);
+      else mirror.set(c.id, c.book);
+    }
+    assert.deepEqual([...mirror.values()], (await app.request('GET', '/books')).json.data);
+  });
+
   it('never lists a change whose write failed (EIO, ENOSPC injected): the next change takes its seq', async () => {
     const rec = recordingFs();
     const failing = await startApp({ storeOptions: { fs: rec.fs } });

@@ -1,6 +1,6 @@
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { answer, NULL, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
-import type { Parameter, Schema } from '../http/openapi-types.ts';
+import type { Header, Parameter, Schema } from '../http/openapi-types.ts';
 import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
 import type { BookStore } from '../store/book-store.ts';
@@ -22,18 +22,24 @@ export const CHANGE_SCHEMAS: Readonly<Record<string, Schema>> = {
   },
 };
 
-export const SINCE: Parameter = {
-  name: 'since',
-  in: 'query',
-  required: false,
-  description: 'A change seq: answer the changes after it (default 0). Decimal digits, else 400 `Invalid query`.',
-  schema: { type: 'string', pattern: '^[0-9]+$' },
+/** `since` as both routes take it; `meaning` says what it does there and what its absence means. */
+export function sinceParameter(meaning: string): Parameter {
+  return { name: 'since', in: 'query', required: false, description: `A change seq: ${meaning}. Decimal digits, else 400 \`Invalid query\`.`, schema: { type: 'string', pattern: '^[0-9]+$' } };
+}
+
+const LAST_SEQ: Header = {
+  description:
+    'The seq of the last durable change when the answer was made. After a 410, reload the books (GET /books), then follow from this seq: ' +
+    'changes made meanwhile come again, and applying them again is harmless, since each carries the book after it.',
+  schema: { type: 'integer', minimum: 0 },
 };
 
 /**
  * GET /changes?since=&limit= (issue 11): the retained changes after `since` (default 0) as one
  * envelope, ascending seq, with `Link: <…>; rel="next"` (RFC 8288) while more follow. A `since`
- * the feed no longer holds, or one past its last change: 410 `Changes no longer available`.
+ * the feed no longer holds, or one past its last change: 410 `Changes no longer available`. Both
+ * carry `X-Last-Seq`, the feed's seq, so a client that only polls learns where to follow from
+ * after reloading (the /events stream says it in its `reset` frame).
  */
 export const CHANGES_ROUTE = defineRoute({
   method: 'GET',
@@ -46,16 +52,20 @@ export const CHANGES_ROUTE = defineRoute({
     tags: ['events'],
     security: PROTECTED,
     parameters: [
-      SINCE,
+      sinceParameter('answer the changes after it (default 0)'),
       { name: 'limit', in: 'query', required: false, description: '1 to 1000, default 1000.', schema: { type: 'string', pattern: '^[0-9]+$' } },
     ],
     responses: {
       '200': answer(200, [ANSWERS.changesRetrieved.message], { type: 'array', items: ref('Change') }, {
         Link: { description: '`</changes?since=N&limit=L>; rel="next"` while more changes follow (RFC 8288), the path prefixed with the mount path when the catalogue is mounted.', schema: { type: 'string' } },
+        'X-Last-Seq': LAST_SEQ,
       }),
       '400': answer(400, [ANSWERS.invalidQuery.message, ANSWERS.badRequest.message]),
       '401': UNAUTHORIZED,
-      '410': answer(410, [ANSWERS.changesUnavailable.message]),
+      '410': {
+        ...answer(410, [ANSWERS.changesUnavailable.message], NULL, { 'X-Last-Seq': LAST_SEQ }),
+        description: `${ANSWERS.changesUnavailable.message}: \`since\` is older than the retained changes, or past the last change (another history, e.g. a restored backup).`,
+      },
       ...TRANSPORT,
     },
   },
@@ -64,9 +74,11 @@ export const CHANGES_ROUTE = defineRoute({
     return ({ req }): Reply => {
       const { since, limit } = changesQuery(req.url as string);
       const entries = feed.after(since, limit);
-      if (entries === undefined) throw refusal('changesUnavailable');
+      const lastSeq = String(feed.seq);
+      if (entries === undefined) throw refusal('changesUnavailable', { 'x-last-seq': lastSeq });
       const last = entries.at(-1)?.seq ?? since;
-      const headers = last < feed.seq ? { link: `<${linkBase}/changes?since=${last}&limit=${limit}>; rel="next"` } : undefined;
+      const headers: Record<string, string> = { 'x-last-seq': lastSeq };
+      if (last < feed.seq) headers.link = `<${linkBase}/changes?since=${last}&limit=${limit}>; rel="next"`;
       return envelopeReply(ANSWERS.changesRetrieved, `[${entries.map(changeJson).join(',')}]`, headers);
     };
   },

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { answer, NULL, PROTECTED, REQUEST_ID, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
-import { SINCE } from './changes-route.ts';
+import { sinceParameter } from './changes-route.ts';
 import { resumePoint } from './resume-point.ts';
 import type { StreamRegistry } from './stream-registry.ts';
 
@@ -40,7 +40,7 @@ export const EVENTS_ROUTE = defineRoute({
     tags: ['events'],
     security: PROTECTED,
     parameters: [
-      SINCE,
+      sinceParameter('every retained change after it first, then live ones (without it or Last-Event-ID: live changes only)'),
       { name: 'Last-Event-ID', in: 'header', required: false, description: 'The id of the last frame received; wins over `since`.', schema: { type: 'string', pattern: '^[0-9]+$' } },
     ],
     responses: {

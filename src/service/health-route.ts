@@ -45,7 +45,7 @@ const READY = encodedReply(ANSWERS.ok, '{"status":"ready"}');
 const NOT_READY = encodedReply(ANSWERS.notReady, 'null');
 
 /**
- * GET /readyz (docs/contract.md, "Capabilities being added"): 200 only while a write would be
+ * GET /readyz (docs/contract.md, "Operations endpoints"): 200 only while a write would be
  * accepted, so a load balancer sends traffic elsewhere while the service drains or its store cannot
  * write; /healthz stays the liveness check (restart only when that fails).
  */

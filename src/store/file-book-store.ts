@@ -118,7 +118,7 @@ export class FileBookStore implements DurableBookStore {
 
   changes(since: number, limit = 1000): Change[] {
     const entries = this.#feed.after(since, limit);
-    if (entries === undefined) throw new ChangesUnavailableError(since, this.#feed.oldest);
+    if (entries === undefined) throw new ChangesUnavailableError(since, this.#feed.oldest, this.#feed.seq);
     return entries.map(changeOf);
   }
 
