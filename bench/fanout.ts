@@ -173,7 +173,7 @@ async function main(): Promise<void> {
         `  no stream open:    ${Math.round(alone.perSecond)} creates/s\n` +
         `  ${STREAMS} streams open:  ${Math.round(streamed.perSecond)} creates/s (${((streamed.perSecond / alone.perSecond) * 100).toFixed(0)}% of no-stream; ` +
         `slice pairs: median ${(median(pairs) * 100).toFixed(0)}%, ${(Math.min(...pairs) * 100).toFixed(0)}–${(Math.max(...pairs) * 100).toFixed(0)}%)\n` +
-        `  frames received:   ${report.frames} of ${acked.size * STREAMS}, ${report.breaks} reads not continuing their stream's last\n` +
+        `  frames received:   ${report.frames} of ${acked.size * STREAMS}, ${report.breaks} reads out of sequence (a gap, repeat or reorder)\n` +
         `  delivery delay (2xx to frame): p50 ${fmt(percentile(delays, 50))} ms, p99 ${fmt(percentile(delays, 99))} ms, max ${fmt(delays.at(-1) ?? NaN)} ms\n` +
         `  CPU s per s, no stream / streams: service ${alone.cpu(alone.serviceCpu)} / ${streamed.cpu(streamed.serviceCpu)}, ` +
         `load generator ${alone.cpu(alone.loadCpu)} / ${streamed.cpu(streamed.loadCpu)}, subscribers - / ${streamed.cpu(streamed.subscriberCpu)}\n`,

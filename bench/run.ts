@@ -16,7 +16,7 @@ import { runWrk, wrkAvailable } from './wrk.ts';
  * alternating rounds (issue 5); with --baseline, against another build (before/after of a change).
  */
 const USAGE = `npm run bench [-- flags]: the built service against a bare node:http server (or --baseline DIR)
-  --scenarios a,b    which scenarios (default: all)
+  --scenarios a,b    which scenarios (default: all; fanout is bench:fanout's, on dist/ as built, not with --baseline)
   --connections N    keep-alive connections (32)
   --duration S       seconds per round (5); --warmup S (1); --rounds N (5)
   --baseline DIR     another build's dist/ instead of the ceiling server: the before/after ratio
@@ -25,6 +25,8 @@ const USAGE = `npm run bench [-- flags]: the built service against a bare node:h
   --log-level L      the service's log level (warn)
   --no-build         use dist/ as it is
 `;
+/** Not an HTTP scenario: GET /events fan-out (bench/fanout.ts, issue 11), after the others on a service of its own. */
+const FANOUT = 'fanout';
 const flags = benchFlags(USAGE, {
   connections: { type: 'string', default: '32' },
   duration: { type: 'string', default: '5' },
@@ -32,7 +34,7 @@ const flags = benchFlags(USAGE, {
   rounds: { type: 'string', default: '5' },
   wrk: { type: 'boolean', default: false },
   'wrk-threads': { type: 'string', default: '2' },
-  scenarios: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
+  scenarios: { type: 'string', default: [...SCENARIOS.map((s) => s.name), FANOUT].join(',') },
   'log-level': { type: 'string', default: 'warn' },
   'no-build': { type: 'boolean', default: false },
   'cpu-prof': { type: 'string' },
@@ -172,13 +174,26 @@ async function main(): Promise<void> {
   if (flags.wrk && !wrkAvailable()) throw new Error('--wrk: wrk is not on the PATH');
   const logLevel = flags['log-level'];
   const names = flags.scenarios.split(',');
-  const unknown = names.filter((name) => !SCENARIOS.some((s) => s.name === name));
-  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.map((s) => s.name).join(', ')})`);
+  const unknown = names.filter((name) => name !== FANOUT && !SCENARIOS.some((s) => s.name === name));
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')} (known: ${[...SCENARIOS.map((s) => s.name), FANOUT].join(', ')})`);
   const scenarios = SCENARIOS.filter((s) => names.includes(s.name));
   if (!flags['no-build']) {
     const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
     if (build.status !== 0) throw new Error('npm run build failed');
   }
+  if (scenarios.length > 0) await httpScenarios(scenarios, logLevel);
+  if (!names.includes(FANOUT)) return;
+  // Its ratio compares a build with itself (streams against none), so a baseline has no place in it.
+  if (flags.baseline !== undefined) {
+    process.stdout.write('fan-out: not run with --baseline (npm run bench:fanout -- --service DIR/main.js runs it on another build)\n');
+    return;
+  }
+  const fanout = spawnSync(process.execPath, ['--import', 'tsx', 'bench/fanout.ts', '--connections', String(CONNECTIONS)], { cwd: ROOT, stdio: 'inherit' });
+  if (fanout.status !== 0) throw new Error('the fan-out scenario failed');
+}
+
+/** The HTTP scenarios: the built service against the ceiling server or --baseline, rounds alternating. */
+async function httpScenarios(scenarios: readonly Scenario[], logLevel: string): Promise<void> {
   const workDir = await mkdtemp(join(tmpdir(), 'book-catalogue-bench-'));
   const logFile = await open(join(workDir, 'service.log'), 'a');
   const [servicePort, otherPort] = [await freePort(), await freePort()];
@@ -223,9 +238,6 @@ async function main(): Promise<void> {
     await logFile.close();
     await rm(workDir, { recursive: true, force: true });
   }
-  // GET /events fan-out (issue 11), on its own service so the scenarios above are not disturbed.
-  const fanout = spawnSync(process.execPath, ['--import', 'tsx', 'bench/fanout.ts', '--connections', String(CONNECTIONS)], { cwd: ROOT, stdio: 'inherit' });
-  if (fanout.status !== 0) throw new Error('the fan-out scenario failed');
 }
 
 main().catch((err: unknown) => {

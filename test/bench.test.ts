@@ -143,6 +143,16 @@ describe('bench: the fan-out subscriber scans every frame of a chunked stream', 
 
 describe('bench: flags', () => {
   const scripts = ['bench/run.ts', 'bench/compare.ts', 'bench/store.ts', 'bench/store-writes.ts', 'bench/fanout.ts', 'bench/scale.ts', 'bench/list-after-writes.ts'];
+  /** One flag of each script whose default is a number. */
+  const NUMERIC_FLAG: Readonly<Record<string, string>> = {
+    'bench/run.ts': 'rounds',
+    'bench/compare.ts': 'rounds',
+    'bench/store.ts': 'ops',
+    'bench/store-writes.ts': 'writers',
+    'bench/fanout.ts': 'duration',
+    'bench/scale.ts': 'duration',
+    'bench/list-after-writes.ts': 'books',
+  };
   const run = (script: string, arg: string) => spawnSync(process.execPath, ['--import', 'tsx', script, arg], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' });
 
   for (const script of scripts) {
@@ -150,6 +160,13 @@ describe('bench: flags', () => {
       const result = run(script, '--help');
       assert.equal(result.status, 0, result.stderr);
       assert.match(result.stdout, /^(npm run|node --import tsx) bench/);
+    });
+
+    it(`${script} with a numeric flag given something else says so in one line and exits 2`, () => {
+      const flag = NUMERIC_FLAG[script] as string;
+      const result = spawnSync(process.execPath, ['--import', 'tsx', script, `--${flag}`, 'abc'], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' });
+      assert.equal(result.status, 2);
+      assert.match(result.stderr, new RegExp(`^Option '--${flag}' takes a positive number, not 'abc'\n`));
     });
 
     it(`${script} with an unknown flag says so in one line and exits 2, no stack trace`, () => {
