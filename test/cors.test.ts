@@ -79,7 +79,7 @@ describe('CORS_ORIGINS enables CORS for the listed origins', () => {
     const created = await app.request('POST', '/book', { body: { title: 'T', author: 'A', year: 1 }, headers: { origin: 'http://localhost:5173' } });
     assert.equal(created.status, 201);
     assert.equal(created.headers.get('access-control-allow-origin'), 'http://localhost:5173');
-    assert.equal(created.headers.get('access-control-expose-headers'), 'ETag, Link, Retry-After, X-Request-Id, X-Total-Count');
+    assert.equal(created.headers.get('access-control-expose-headers'), 'ETag, Link, Retry-After, X-Last-Seq, X-Request-Id, X-Total-Count');
     assert.equal(created.headers.get('vary'), 'Origin');
   });
 

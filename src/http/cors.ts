@@ -4,7 +4,7 @@ import { ConfigError } from '../faults.ts';
 /** Request headers a browser may send: the token, JSON bodies, conditional writes, tracing. */
 const ALLOW_HEADERS = 'Authorization, Content-Type, If-Match, X-Request-Id';
 /** Response headers a page may read beyond the CORS-safelisted ones. */
-const EXPOSE_HEADERS = 'ETag, Link, Retry-After, X-Request-Id, X-Total-Count';
+const EXPOSE_HEADERS = 'ETag, Link, Retry-After, X-Last-Seq, X-Request-Id, X-Total-Count';
 /** Seconds a browser may reuse a preflight answer. */
 const PREFLIGHT_MAX_AGE = '600';
 
