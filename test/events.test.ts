@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { startApp, type TestApp } from './helpers/app.ts';
+import { signToken } from '../src/auth/jwt.ts';
+import { startApp, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts';
 import { killAll, startMain } from './helpers/process.ts';
 import { ioError, recordingFs } from './helpers/recording-fs.ts';
 import { changeSeqs, openEvents, type EventsClient, type SseFrame } from './helpers/sse-client.ts';
@@ -129,13 +130,14 @@ describe('GET /events', () => {
 
 describe('GET /events limits and lifetime', () => {
   it("ends with event: expired at the token's exp (by the app's clock), after the changes it had", async () => {
-    // Tokens are signed by the real clock, exp a whole second: the app's clock runs 898.5 s ahead, so
-    // each expires 0.5 to 1.5 s after it is signed (never within moments, as 899 s ahead could).
+    // The app's clock runs 898.5 s ahead of the real one, and the token is signed 2 s ahead of it
+    // (whole seconds): by the app's clock it was signed 896.5 s ago and expires 2.5 to 3.5 s later,
+    // time enough to open the stream and see a live change on a loaded machine.
     const now = (): number => Date.now() + 898_500;
     const app = await startApp({ now });
     try {
       assert.equal((await app.request('POST', '/book', { body: book('Before expiry') })).status, 201);
-      const token = app.token();
+      const token = signToken(TEST_USER, Buffer.from(TEST_SECRET), Date.now() / 1000 + 2);
       const exp = (JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as { exp: number }).exp;
       const stream = await openEvents(`${app.url}/events?since=0`, { authorization: token });
       // Still open after its backlog: a live change reaches it.
