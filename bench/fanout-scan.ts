@@ -9,14 +9,16 @@
  * The bench only creates and a stream gets every change in order, so the frames of one read are
  * for consecutive book ids: per read it keeps the first and the last id of its complete frames and
  * the time the read reached JavaScript (a slow reader counts as delay), found by two native
- * searches whatever the number of frames. Each id's arrival at the last stream to get it is worked
- * out at the end, outside the measured slices.
+ * searches whatever the number of frames. So every read is checked against its stream's previous
+ * one, and one read in CHECK_EVERY of each stream frame by frame (a gap, a repeat or a reorder
+ * inside it). Each id's arrival at the last stream to get it is worked out at the end, outside the
+ * measured slices.
  */
 export class Arrivals {
   /** Per read: first id, last id, arrival time. */
   readonly #reads: number[] = [];
   frames = 0;
-  /** Reads that do not continue their stream's previous one (a gap, a repeat, a reorder): must stay 0. */
+  /** Reads out of sequence (a gap, a repeat, a reorder; see streamScanner): must stay 0. */
   breaks = 0;
 
   record(first: number, last: number, at: number): void {
@@ -48,6 +50,9 @@ const FRAME_END = Buffer.from('\n\n');
 /** A frame's first byte (`id: `); chunk framing between frames is hex digits and CRLF, never this. */
 const ID_START = 0x69;
 
+/** One read in this many of each stream is checked frame by frame (the rest by first and last id). */
+export const CHECK_EVERY = 16;
+
 /** The decimal id that starts at `at` in `text`. */
 function idAt(text: Buffer, at: number): number {
   let id = 0;
@@ -55,10 +60,22 @@ function idAt(text: Buffer, at: number): number {
   return id;
 }
 
-/** Records the complete frames of each read of one stream (a partial last frame waits for the next read). */
-export function streamScanner(arrivals: Arrivals): (chunk: Buffer) => void {
+/** Whether the created frames of `text` before `end`, from `at` (the first), hold `first`, `first` + 1, … in turn. */
+function consecutive(text: Buffer, at: number, end: number, first: number): boolean {
+  for (let expected = first; at !== -1 && at < end; at = text.indexOf(CREATED_ID, at + CREATED_ID.length), expected++) {
+    if (idAt(text, at + CREATED_ID.length) !== expected) return false;
+  }
+  return true;
+}
+
+/**
+ * Records the complete frames of each read of one stream (a partial last frame waits for the next
+ * read); `checkEvery`: how often a read is checked frame by frame (CHECK_EVERY).
+ */
+export function streamScanner(arrivals: Arrivals, checkEvery = CHECK_EVERY): (chunk: Buffer) => void {
   let partial: Buffer | undefined;
   let previous: number | undefined;
+  let reads = 0;
   return (chunk) => {
     const at = performance.timeOrigin + performance.now();
     const text = partial === undefined ? chunk : Buffer.concat([partial, chunk]);
@@ -72,7 +89,8 @@ export function streamScanner(arrivals: Arrivals): (chunk: Buffer) => void {
     if (firstAt === -1 || firstAt >= complete) return;
     const first = idAt(text, firstAt + CREATED_ID.length);
     const last = idAt(text, text.lastIndexOf(CREATED_ID, complete - 1) + CREATED_ID.length);
-    if ((previous !== undefined && first !== previous + 1) || last < first) arrivals.breaks++;
+    const inSequence = (previous === undefined || first === previous + 1) && last >= first && (++reads % checkEvery !== 0 || consecutive(text, firstAt, complete, first));
+    if (!inSequence) arrivals.breaks++;
     previous = last;
     arrivals.record(first, last, at);
   };

@@ -119,13 +119,17 @@ describe('bench: the fan-out subscriber scans every frame of a chunked stream', 
   const sends = [[1], [2, 3], [4, 5, 6], [7], [8, 9]];
   const stream = (ids: number[][]): Buffer => Buffer.concat(ids.map((send, i) => chunk((i === 2 ? ': heartbeat\n\n' : '') + send.map(frame).join(''))));
 
-  it('counts each frame once and no break, wherever the reads split the bytes', () => {
+  it('counts each frame once and no break, wherever the reads split the bytes (each read in one reused buffer, as the child reads)', () => {
     const bytes = stream(sends);
+    const readBuffer = Buffer.alloc(bytes.length);
     for (let a = 0; a <= bytes.length; a++) {
       for (let b = a; b <= bytes.length; b += 5) {
         const arrivals = new Arrivals();
-        const scan = streamScanner(arrivals);
-        for (const read of [bytes.subarray(0, a), bytes.subarray(a, b), bytes.subarray(b)]) scan(read);
+        const scan = streamScanner(arrivals, 1);
+        for (const read of [bytes.subarray(0, a), bytes.subarray(a, b), bytes.subarray(b)]) {
+          readBuffer.fill(0);
+          scan(readBuffer.subarray(0, read.copy(readBuffer)));
+        }
         assert.deepEqual([arrivals.frames, arrivals.breaks], [9, 0], `reads split at ${a} and ${b}`);
       }
     }
@@ -138,6 +142,17 @@ describe('bench: the fan-out subscriber scans every frame of a chunked stream', 
     scan(stream([[4]]));
     scan(stream([[4]]));
     assert.equal(arrivals.breaks, 2);
+  });
+
+  it('counts a gap, a repeat or a reorder inside a read as a break when it checks that read frame by frame', () => {
+    for (const inside of [[1, 2, 4], [1, 2, 2, 3], [1, 3, 2, 4]]) {
+      const byEnds = new Arrivals();
+      streamScanner(byEnds, 2)(stream([inside]));
+      assert.equal(byEnds.breaks, 0, 'a read it does not check frame by frame: first and last id only');
+      const byFrame = new Arrivals();
+      streamScanner(byFrame, 1)(stream([inside]));
+      assert.equal(byFrame.breaks, 1, JSON.stringify(inside));
+    }
   });
 });
 
