@@ -16,7 +16,7 @@ const flags = benchFlags('node --import tsx bench/compare.ts [--connections 32] 
   connections: { type: 'string', default: '32' },
   duration: { type: 'string', default: '5' },
   rounds: { type: 'string', default: '5' },
-});
+}, { connections: 'count', duration: 'amount', rounds: 'count' });
 const CONNECTIONS = Number(flags.connections);
 const DURATION_MS = Number(flags.duration) * 1000;
 const WARMUP_MS = 1000;

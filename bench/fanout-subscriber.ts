@@ -53,7 +53,6 @@ function follow(port: number, token: string, arrivals: Arrivals): Promise<() => 
   });
 }
 
-
 const arrivals = new Arrivals();
 let config: SubscriberConfig | undefined;
 let open: (() => void)[] = [];

@@ -39,7 +39,7 @@ const flags = benchFlags(USAGE, {
   duration: { type: 'string', default: '30' },
   service: { type: 'string' },
   'cpu-prof': { type: 'string' },
-});
+}, { connections: 'count', streams: 'count', duration: 'amount' });
 const CONNECTIONS = Number(flags.connections);
 const STREAMS = Number(flags.streams);
 /** --duration seconds of load per mode, in one-second slices that alternate between the modes. */
@@ -76,7 +76,6 @@ async function load(agent: Agent, port: number, token: string, ms: number, acked
   );
   return done;
 }
-
 
 /** Sends `message` to the subscriber child and resolves with its answer; rejects if it exits instead (a stream it could not open). */
 function ask<T>(follower: ChildProcess, message: string): Promise<T> {

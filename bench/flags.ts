@@ -2,15 +2,22 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-/** A flag whose default is a number takes only a positive number (a count, seconds, ms). */
-const NUMBER = /^[0-9]+(\.[0-9]+)?$/;
+/** What a numeric flag takes: a count is a whole number from 1; an amount (seconds, ms) any number above 0. */
+export type NumericFlag = 'count' | 'amount';
+
+const WHOLE = /^[1-9][0-9]*$/;
+const DECIMAL = /^[0-9]+(\.[0-9]+)?$/;
 
 /**
  * A bench script's flags: `--help`/`-h` prints `usage` and exits 0; an unknown flag, a missing
- * value, or a flag with a numeric default given anything but a positive number prints one line
- * and the usage on stderr and exits 2, never a stack trace.
+ * value, or a `numeric` flag given anything else prints one line and the usage on stderr and exits
+ * 2, never a stack trace.
  */
-export function benchFlags<O extends Options>(usage: string, options: O): ReturnType<typeof parseArgs<{ options: O }>>['values'] {
+export function benchFlags<O extends Options>(
+  usage: string,
+  options: O,
+  numeric?: Readonly<Partial<Record<keyof O & string, NumericFlag>>>,
+): ReturnType<typeof parseArgs<{ options: O }>>['values'] {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
     process.stdout.write(usage);
@@ -23,11 +30,11 @@ export function benchFlags<O extends Options>(usage: string, options: O): Return
   try {
     const { values } = parseArgs({ args, options });
     const given: Readonly<Record<string, unknown>> = values;
-    for (const [name, option] of Object.entries(options)) {
+    for (const [name, kind] of Object.entries(numeric ?? {}) as [string, NumericFlag][]) {
       const value = given[name];
-      if (typeof option.default === 'string' && NUMBER.test(option.default) && typeof value === 'string' && !(NUMBER.test(value) && Number(value) > 0)) {
-        refuse(`Option '--${name}' takes a positive number, not '${value}'`);
-      }
+      if (typeof value !== 'string') continue;
+      if (kind === 'count' && !WHOLE.test(value)) refuse(`Option '--${name}' takes a whole number from 1, not '${value}'`);
+      if (kind === 'amount' && !(DECIMAL.test(value) && Number(value) > 0)) refuse(`Option '--${name}' takes a number above 0, not '${value}'`);
     }
     return values;
   } catch (err) {

@@ -19,7 +19,7 @@ const USAGE = `npm run bench:list-after-writes [-- --books N --rounds R]
   --books N    catalogue size (default 1000000)
   --rounds R   rounds of "update one book per page, then list" (default 3)
 `;
-const flags = benchFlags(USAGE, { books: { type: 'string', default: '1000000' }, rounds: { type: 'string', default: '3' } });
+const flags = benchFlags(USAGE, { books: { type: 'string', default: '1000000' }, rounds: { type: 'string', default: '3' } }, { books: 'count', rounds: 'count' });
 const books = Number(flags.books);
 const rounds = Number(flags.rounds);
 

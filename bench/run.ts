@@ -16,7 +16,8 @@ import { runWrk, wrkAvailable } from './wrk.ts';
  * alternating rounds (issue 5); with --baseline, against another build (before/after of a change).
  */
 const USAGE = `npm run bench [-- flags]: the built service against a bare node:http server (or --baseline DIR)
-  --scenarios a,b    which scenarios (default: all; fanout is bench:fanout's, on dist/ as built, not with --baseline)
+  --scenarios a,b    which scenarios (default: all; fanout is bench:fanout's, on dist/ as built, and
+                     not with --baseline, whose default leaves it out)
   --connections N    keep-alive connections (32)
   --duration S       seconds per round (5); --warmup S (1); --rounds N (5)
   --baseline DIR     another build's dist/ instead of the ceiling server: the before/after ratio
@@ -34,12 +35,12 @@ const flags = benchFlags(USAGE, {
   rounds: { type: 'string', default: '5' },
   wrk: { type: 'boolean', default: false },
   'wrk-threads': { type: 'string', default: '2' },
-  scenarios: { type: 'string', default: [...SCENARIOS.map((s) => s.name), FANOUT].join(',') },
+  scenarios: { type: 'string' },
   'log-level': { type: 'string', default: 'warn' },
   'no-build': { type: 'boolean', default: false },
   'cpu-prof': { type: 'string' },
   baseline: { type: 'string' },
-});
+}, { connections: 'count', duration: 'amount', warmup: 'amount', rounds: 'count', 'wrk-threads': 'count' });
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const CONNECTIONS = Number(flags.connections);
@@ -173,7 +174,9 @@ async function seed(base: string): Promise<number[]> {
 async function main(): Promise<void> {
   if (flags.wrk && !wrkAvailable()) throw new Error('--wrk: wrk is not on the PATH');
   const logLevel = flags['log-level'];
-  const names = flags.scenarios.split(',');
+  // Fan-out compares a build with itself (streams against none): not in a --baseline run's default list.
+  const names = flags.scenarios?.split(',') ?? [...SCENARIOS.map((s) => s.name), ...(flags.baseline === undefined ? [FANOUT] : [])];
+  if (flags.baseline !== undefined && names.includes(FANOUT)) throw new Error('fanout takes no --baseline: its ratio compares a build with itself (npm run bench:fanout -- --service DIR/main.js runs it on another build)');
   const unknown = names.filter((name) => name !== FANOUT && !SCENARIOS.some((s) => s.name === name));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')} (known: ${[...SCENARIOS.map((s) => s.name), FANOUT].join(', ')})`);
   const scenarios = SCENARIOS.filter((s) => names.includes(s.name));
@@ -183,11 +186,6 @@ async function main(): Promise<void> {
   }
   if (scenarios.length > 0) await httpScenarios(scenarios, logLevel);
   if (!names.includes(FANOUT)) return;
-  // Its ratio compares a build with itself (streams against none), so a baseline has no place in it.
-  if (flags.baseline !== undefined) {
-    process.stdout.write('fan-out: not run with --baseline (npm run bench:fanout -- --service DIR/main.js runs it on another build)\n');
-    return;
-  }
   const fanout = spawnSync(process.execPath, ['--import', 'tsx', 'bench/fanout.ts', '--connections', String(CONNECTIONS)], { cwd: ROOT, stdio: 'inherit' });
   if (fanout.status !== 0) throw new Error('the fan-out scenario failed');
 }

@@ -27,7 +27,7 @@ const flags = benchFlags(USAGE, {
   sizes: { type: 'string' },
   duration: { type: 'string', default: '5' },
   'no-build': { type: 'boolean', default: false },
-});
+}, { duration: 'amount' });
 const ROOT = new URL('..', import.meta.url).pathname;
 const SIZES = flags.sizes !== undefined ? flags.sizes.split(',').map(Number) : [1_000, 100_000, 1_000_000, ...(flags.big ? [5_000_000] : [])];
 const DURATION_MS = Number(flags.duration) * 1000;

@@ -19,7 +19,7 @@ const flags = benchFlags('node --import tsx bench/store-writes.ts [--writers 32]
   ms: { type: 'string', default: '3000' },
   rounds: { type: 'string', default: '3' },
   scenarios: { type: 'string', default: 'update,create' },
-});
+}, { writers: 'count', ms: 'amount', rounds: 'count' });
 
 const BOOKS = 100;
 type Write = (store: DurableBookStore, n: number) => Promise<unknown>;

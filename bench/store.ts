@@ -166,7 +166,7 @@ const values = benchFlags('npm run bench:store [-- --sizes 1000,100000,1000000] 
   child: { type: 'string' },
   mode: { type: 'string', default: 'run' },
   books: { type: 'string' },
-});
+}, { ops: 'count', books: 'count' });
 const ops = Number(values.ops);
 if (values.child !== undefined) {
   const dir = values.child;

@@ -88,7 +88,7 @@ export class ChangesUnavailableError extends Error {
   /** The feed's last seq (the highest `since` it answers): reload the books, then follow from it. */
   readonly latest: number;
   constructor(since: number, oldest: number, latest: number) {
-    super(`changes after ${since} are not available: the feed answers a since from ${oldest} to ${latest}; reload the books, then follow from ${latest}`);
+    super(`changes after ${since} are not available: the feed holds those after ${oldest}, up to ${latest}; reload the books, then follow from ${latest}`);
     this.name = 'ChangesUnavailableError';
     this.since = since;
     this.oldest = oldest;

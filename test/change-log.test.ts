@@ -65,7 +65,7 @@ describe('store.changes(since) and store.feed', () => {
       assert.throws(() => store.changes(4), (err: unknown) => {
         assert.ok(err instanceof ChangesUnavailableError);
         assert.deepEqual([err.since, err.oldest, err.latest], [4, 0, 3]);
-        assert.equal(err.message, 'changes after 4 are not available: the feed answers a since from 0 to 3; reload the books, then follow from 3');
+        assert.equal(err.message, 'changes after 4 are not available: the feed holds those after 0, up to 3; reload the books, then follow from 3');
         return true;
       });
     } finally {

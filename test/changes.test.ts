@@ -71,6 +71,9 @@ describe('GET /changes', () => {
       else mirror.set(c.id, c.book);
     }
     assert.deepEqual([...mirror.values()], (await app.request('GET', '/books')).json.data);
+    const document = (await app.request('GET', '/openapi.json')).json as unknown as { paths: Record<string, { get: { responses: Record<string, { headers: Record<string, unknown> }> } }> };
+    const responses = document.paths['/changes']?.get.responses;
+    for (const status of ['200', '410']) assert.ok(responses?.[status]?.headers['X-Last-Seq'] !== undefined, `the OpenAPI document shows X-Last-Seq on ${status}`);
   });
 
   it('never lists a change whose write failed (EIO, ENOSPC injected): the next change takes its seq', async () => {
