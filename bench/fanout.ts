@@ -25,7 +25,7 @@ import { freePort, waitUntilAnswering } from './service-process.ts';
 
 const USAGE = `npm run bench:fanout [-- flags]: write throughput with and without GET /events streams open
   (measures dist/ as built: npm run build first; exits 1 if a stream missed, repeated or reordered a
-  change: checked between reads, and frame by frame in one read in 16)
+  change: checked between reads, and frame by frame in one read in 64)
   --connections N    keep-alive connections creating books (32)
   --streams N        streams open in the streamed mode (200)
   --duration S       seconds of load per mode, in one-second slices (30: a slice's rate varies
