@@ -186,6 +186,15 @@ describe('OpenAPI 3.1 document', () => {
     assert.ok(OPENAPI_DOCUMENT.components.responses.MethodNotAllowed?.headers?.Allow);
   });
 
+  it('documents X-Last-Seq on the 200 and 410 of GET /changes, and a since that only /changes defaults to 0', () => {
+    const changes = OPENAPI_DOCUMENT.paths['/changes']?.get;
+    for (const status of ['200', '410']) assert.ok(changes?.responses[status]?.headers?.['X-Last-Seq'], status);
+    const since = (path: string): string | undefined => OPENAPI_DOCUMENT.paths[path]?.get?.parameters?.find((p) => p.name === 'since')?.description;
+    assert.match(since('/changes') ?? '', /default 0/);
+    assert.match(since('/events') ?? '', /live changes only/);
+    assert.doesNotMatch(since('/events') ?? '', /default/);
+  });
+
   it('operationIds are unique, as OpenAPI 3.1 §4.8.10 requires', () => {
     const ids = operations().map(({ operation }) => operation.operationId);
     assert.equal(new Set(ids).size, ids.length);

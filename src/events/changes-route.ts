@@ -49,6 +49,9 @@ export const CHANGES_ROUTE = defineRoute({
   operation: {
     operationId: 'listChanges',
     summary: 'The durable changes after `since`, ascending seq (a change feed for clients that poll)',
+    description:
+      'At least the last 10,000 changes are retained, and every change since the last snapshot. A `since` older than that, ' +
+      'or past the last change (another history, e.g. a restored backup): 410 `Changes no longer available`.',
     tags: ['events'],
     security: PROTECTED,
     parameters: [
@@ -62,10 +65,7 @@ export const CHANGES_ROUTE = defineRoute({
       }),
       '400': answer(400, [ANSWERS.invalidQuery.message, ANSWERS.badRequest.message]),
       '401': UNAUTHORIZED,
-      '410': {
-        ...answer(410, [ANSWERS.changesUnavailable.message], NULL, { 'X-Last-Seq': LAST_SEQ }),
-        description: `${ANSWERS.changesUnavailable.message}: \`since\` is older than the retained changes, or past the last change (another history, e.g. a restored backup).`,
-      },
+      '410': answer(410, [ANSWERS.changesUnavailable.message], NULL, { 'X-Last-Seq': LAST_SEQ }),
       ...TRANSPORT,
     },
   },
