@@ -157,8 +157,7 @@ describe('bench: the fan-out subscriber scans every frame of a chunked stream', 
 });
 
 describe('bench: flags', () => {
-  const scripts = ['bench/run.ts', 'bench/compare.ts', 'bench/store.ts', 'bench/store-writes.ts', 'bench/fanout.ts', 'bench/scale.ts', 'bench/list-after-writes.ts'];
-  /** One flag of each script whose default is a number. */
+  /** Every bench script, and one of its numeric flags. */
   const NUMERIC_FLAG: Readonly<Record<string, string>> = {
     'bench/run.ts': 'rounds',
     'bench/compare.ts': 'rounds',
@@ -168,9 +167,9 @@ describe('bench: flags', () => {
     'bench/scale.ts': 'duration',
     'bench/list-after-writes.ts': 'books',
   };
-  const run = (script: string, arg: string) => spawnSync(process.execPath, ['--import', 'tsx', script, arg], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' });
+  const run = (script: string, ...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' });
 
-  for (const script of scripts) {
+  for (const [script, flag] of Object.entries(NUMERIC_FLAG)) {
     it(`${script} --help prints its usage and exits 0`, () => {
       const result = run(script, '--help');
       assert.equal(result.status, 0, result.stderr);
@@ -178,8 +177,7 @@ describe('bench: flags', () => {
     });
 
     it(`${script} with a numeric flag given something else says so in one line and exits 2`, () => {
-      const flag = NUMERIC_FLAG[script] as string;
-      const result = spawnSync(process.execPath, ['--import', 'tsx', script, `--${flag}`, 'abc'], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' });
+      const result = run(script, `--${flag}`, 'abc');
       assert.equal(result.status, 2);
       assert.match(result.stderr, new RegExp(`^Option '--${flag}' takes (a whole number from 1|a number above 0), not 'abc'\n`));
     });
@@ -191,4 +189,11 @@ describe('bench: flags', () => {
       assert.doesNotMatch(result.stderr, /\n\s+at /);
     });
   }
+
+  it('npm run bench names fanout among its scenarios, and refuses it with --baseline (its ratio compares a build with itself)', () => {
+    assert.match(run('bench/run.ts', '--no-build', '--scenarios', 'nope').stderr, /^bench: unknown scenario nope \(known: .*, fanout\)\n$/);
+    const result = run('bench/run.ts', '--no-build', '--scenarios', 'fanout', '--baseline', 'dist');
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /^bench: fanout takes no --baseline/);
+  });
 });
