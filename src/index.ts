@@ -6,6 +6,7 @@ export { createApp, type App, type AppOptions } from './service/app.ts';
 export { createServer, type CatalogueServer, type ServerOptions } from './service/server.ts';
 export { listen, SHUTDOWN_GRACE_MS, type DrainResult } from './http/server.ts';
 export { TRANSPORT_LIMITS, type TransportLimits } from './http/limits.ts';
+export { MemoryBudget, DEFAULT_MEMORY_BUDGET_BYTES, CONSUMER_KINDS, type Charge, type Consumer, type ConsumerKind } from './memory/budget.ts';
 export { openStore, type StoreOptions } from './store/open.ts';
 export type { BookStore, DurableBookStore, StoreStats, VersionCondition } from './store/book-store.ts';
 export type { FileHandleLike, FileLayer } from './fs/durable-fs.ts';

@@ -15,6 +15,7 @@ import { ConfigError, DataDirLockedError, StoreCorruptError, StoreFormatError } 
 import { isNotFound } from './fs/durable-fs.ts';
 import { listen, SHUTDOWN_GRACE_MS } from './http/server.ts';
 import { batchLines, createLogger, type Logger } from './log.ts';
+import { MemoryBudget } from './memory/budget.ts';
 import { createMetrics, type CatalogueMetrics } from './metrics/catalogue-metrics.ts';
 import { createMetricsServer } from './metrics/listener.ts';
 import { createServer, type CatalogueServer } from './service/server.ts';
@@ -143,6 +144,7 @@ async function startServer(
       ...(tls !== undefined && { tls }),
       limits: { maxConnections: config.maxConnections },
       eventStreams: { maxStreams: config.maxEventStreams },
+      memoryBudget: new MemoryBudget(config.memoryBudgetBytes),
       ...(config.corsOrigins !== undefined && { corsOrigins: config.corsOrigins }),
       ...(metrics !== undefined && { metrics }),
       ui: config.ui,

@@ -4,7 +4,7 @@ import type { Server as NetServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { signToken } from '../src/auth/jwt.ts';
 import { REFUSED_LOG_INTERVAL_MS, watchConnections } from '../src/http/connections.ts';
-import { createLogger, createMetrics, createMetricsServer, listen, type CatalogueMetrics } from '../src/index.ts';
+import { createLogger, createMetrics, createMetricsServer, listen, MemoryBudget, type CatalogueMetrics } from '../src/index.ts';
 import { startApp, TEST_PASSWORD, TEST_SECRET, TEST_USER, type StartOptions, type TestApp } from './helpers/app.ts';
 import { promtoolCheck } from './helpers/promtool.ts';
 import { openConnection } from './helpers/raw.ts';
@@ -241,6 +241,29 @@ describe('metrics: book_catalogue_event_streams', () => {
       await stream.body?.cancel();
     } finally {
       await o.close();
+    }
+  });
+});
+
+describe('metrics: the memory budget', () => {
+  it('exposes the limit, what each consumer holds and how many were shed, read at every scrape', () => {
+    const metrics = createMetrics();
+    try {
+      const budget = new MemoryBudget(1000, { now: () => 1000 });
+      metrics.watchMemoryBudget(budget);
+      const stalled = budget.add({ kind: 'list_snapshots', moved: () => 0, shed: () => stalled.release() });
+      budget.add({ kind: 'event_streams', moved: () => 0, shed: () => undefined }).set(200);
+      let text = metrics.registry.expose();
+      assert.match(text, /^# TYPE book_catalogue_memory_budget_bytes gauge\nbook_catalogue_memory_budget_bytes 1000$/m);
+      assert.match(text, /^book_catalogue_memory_held_bytes\{consumer="event_streams"\} 200$/m);
+      assert.match(text, /^book_catalogue_memory_held_bytes\{consumer="list_snapshots"\} 0$/m);
+      stalled.set(900);
+      text = metrics.registry.expose();
+      assert.match(text, /^# TYPE book_catalogue_memory_shed_total counter$/m);
+      assert.match(text, /^book_catalogue_memory_shed_total\{consumer="list_snapshots"\} 1$/m);
+      assert.match(text, /^book_catalogue_memory_held_bytes\{consumer="list_snapshots"\} 0$/m);
+    } finally {
+      metrics.close();
     }
   });
 });

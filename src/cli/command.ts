@@ -7,6 +7,7 @@ import { ConfigError } from '../faults.ts';
 import { parseCorsOrigins } from '../http/cors.ts';
 import { TRANSPORT_LIMITS } from '../http/limits.ts';
 import { LOG_LEVELS, type LogLevel } from '../log.ts';
+import { DEFAULT_MEMORY_BUDGET_BYTES } from '../memory/budget.ts';
 
 /** The service's settings, as parseCommand resolves them from flags, environment and `.env`. */
 export interface Config {
@@ -30,6 +31,8 @@ export interface Config {
   maxConnections: number;
   /** Open GET /events streams; one more is 503 `Too many event streams`. */
   maxEventStreams: number;
+  /** Bytes clients may make the process hold beyond the catalogue (SECURITY.md, "Memory budget"). */
+  memoryBudgetBytes: number;
   /** Origins allowed to call from a browser (`*`: any); absent: CORS off (docs/contract.md, "Cross-origin requests"). */
   corsOrigins?: string[];
   /** The metrics listener (GET /metrics); absent: off. */
@@ -48,6 +51,10 @@ export interface ConfigSources {
   /** Text of a `.env` file in the working directory, when there is one. */
   dotenv?: string | undefined;
 }
+
+const MIB = 1024 * 1024;
+/** MEMORY_BUDGET_MB at most: a budget in bytes stays a safe integer (and far above any host's memory). */
+const MAX_BUDGET_MIB = 1024 * 1024 * 1024;
 
 const DEFAULTS = {
   port: 8080,
@@ -99,6 +106,7 @@ Environment only:
   LOGIN_MAX_FAILURES  failed logins per address per 15 min before 429 (default ${DEFAULTS.loginMaxFailures}, 0 disables)
   MAX_CONNECTIONS     concurrent connections, 1 or more (default ${TRANSPORT_LIMITS.maxConnections})
   MAX_EVENT_STREAMS   open GET /events streams, 1 or more (default ${EVENT_STREAM_DEFAULTS.maxStreams})
+  MEMORY_BUDGET_MB    MiB clients may make the process hold beyond the catalogue, 1 or more (default ${DEFAULT_MEMORY_BUDGET_BYTES / MIB})
   CORS_ORIGINS        comma-separated origins browsers may call from (* for any); unset: CORS off
   UI                  on or off: the built-in page at / (default on)
 
@@ -183,6 +191,7 @@ function resolveConfig(flags: Flags, env: EnvLookup, origin: Origin): Config {
   const failuresText = env('LOGIN_MAX_FAILURES');
   const connectionsText = env('MAX_CONNECTIONS');
   const streamsText = env('MAX_EVENT_STREAMS');
+  const budgetText = env('MEMORY_BUDGET_MB');
   let corsOrigins;
   try {
     corsOrigins = parseCorsOrigins(env('CORS_ORIGINS') ?? '');
@@ -211,6 +220,8 @@ function resolveConfig(flags: Flags, env: EnvLookup, origin: Origin): Config {
       connectionsText === undefined ? TRANSPORT_LIMITS.maxConnections : parseWhole('connection limit', connectionsText, 1, origin(undefined, 'MAX_CONNECTIONS')),
     maxEventStreams:
       streamsText === undefined ? EVENT_STREAM_DEFAULTS.maxStreams : parseWhole('event stream limit', streamsText, 1, origin(undefined, 'MAX_EVENT_STREAMS')),
+    memoryBudgetBytes:
+      budgetText === undefined ? DEFAULT_MEMORY_BUDGET_BYTES : MIB * parseWhole('memory budget', budgetText, 1, origin(undefined, 'MEMORY_BUDGET_MB'), MAX_BUDGET_MIB),
     ...(corsOrigins.length > 0 && { corsOrigins }),
     ...(metricsPort !== undefined && { metrics: { port: parsePort(metricsPort, origin('metricsPort', 'METRICS_PORT')), host: flags.metricsHost ?? env('METRICS_HOST') ?? DEFAULTS.metricsHost } }),
     ui: flags.noUi !== true && parseOnOff('built-in page setting', env('UI') ?? 'on', origin(undefined, 'UI')),
@@ -228,11 +239,11 @@ function parsePort(text: string, from: string): number {
   return port;
 }
 
-/** Decimal digits naming a safe integer of at least `min`; the message says exactly that, whatever was wrong. */
-function parseWhole(what: string, text: string, min: number, from: string): number {
+/** Decimal digits naming a safe integer from `min` to `max`; the message says exactly that, whatever was wrong. */
+function parseWhole(what: string, text: string, min: number, from: string, max = Number.MAX_SAFE_INTEGER): number {
   const n = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!(Number.isSafeInteger(n) && n >= min)) {
-    throw new ConfigError(`invalid ${what} ${JSON.stringify(text)} (${from}): expected a whole number from ${min} to ${Number.MAX_SAFE_INTEGER}`);
+  if (!(Number.isSafeInteger(n) && n >= min && n <= max)) {
+    throw new ConfigError(`invalid ${what} ${JSON.stringify(text)} (${from}): expected a whole number from ${min} to ${max}`);
   }
   return n;
 }

@@ -1,6 +1,7 @@
 import type { TokenFailure } from '../auth/jwt.ts';
 import type { StoreObserver } from '../store/observer.ts';
 import type { DurableBookStore } from '../store/book-store.ts';
+import { CONSUMER_KINDS, type MemoryBudget } from '../memory/budget.ts';
 import { packageVersion } from '../version.ts';
 import { registerProcessMetrics } from './process-metrics.ts';
 import { Registry, type CounterChild, type GaugeChild } from './registry.ts';
@@ -58,6 +59,8 @@ export interface CatalogueMetrics {
   readonly connections: ConnectionObserver;
   /** Reads `book_catalogue_event_streams` (open change-feed streams) from here at every scrape. */
   watchEventStreams(count: () => number): void;
+  /** Reads the memory budget's limit, what each kind of consumer holds, and how many were shed, at every scrape. */
+  watchMemoryBudget(budget: MemoryBudget): void;
   close(): void;
 }
 
@@ -112,6 +115,15 @@ function createConnectionObserver(registry: Registry): ConnectionObserver {
   return { opened: () => open.inc(), closed: () => open.dec(), rejected: () => rejected.inc() };
 }
 
+/** The budget's families: read at scrape time, so a report to the budget costs nothing more. */
+function memoryFamilies(registry: Registry, budget: () => MemoryBudget): void {
+  const byKind = (pick: (b: MemoryBudget, kind: (typeof CONSUMER_KINDS)[number]) => number) => () =>
+    CONSUMER_KINDS.map((kind) => ({ labels: [kind], value: pick(budget(), kind) }));
+  registry.collect({ name: 'book_catalogue_memory_budget_bytes', help: 'The memory budget: bytes clients may make the process hold beyond the catalogue (MEMORY_BUDGET_MB).', type: 'gauge', read: () => budget().limit });
+  registry.collect({ name: 'book_catalogue_memory_held_bytes', help: 'Bytes held on clients\' behalf now, by consumer (SECURITY.md, "Memory budget").', type: 'gauge', labelNames: ['consumer'], read: byKind((b, kind) => b.heldBy(kind)) });
+  registry.collect({ name: 'book_catalogue_memory_shed_total', help: 'Consumers cut because the memory budget was spent, by consumer.', type: 'counter', labelNames: ['consumer'], read: byKind((b, kind) => b.shedCount(kind)) });
+}
+
 /** Every family the service exposes (the README's metrics table lists them), ready to report to. */
 export function createMetrics(): CatalogueMetrics {
   const registry = new Registry();
@@ -123,6 +135,7 @@ export function createMetrics(): CatalogueMetrics {
   const auth = createAuthObserver(registry);
   const connections = createConnectionObserver(registry);
   let streams: (() => number) | undefined;
+  let budget: MemoryBudget | undefined;
   const stopProcess = registerProcessMetrics(registry, { version: packageVersion() });
   return {
     registry,
@@ -135,6 +148,10 @@ export function createMetrics(): CatalogueMetrics {
         registry.collect({ name: 'book_catalogue_event_streams', help: 'Change-feed (GET /events) streams open.', type: 'gauge', read: () => (streams as () => number)() });
       }
       streams = count;
+    },
+    watchMemoryBudget(watched) {
+      if (budget === undefined) memoryFamilies(registry, () => budget as MemoryBudget);
+      budget = watched;
     },
     close: stopProcess,
   };

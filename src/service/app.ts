@@ -11,6 +11,7 @@ import { encodedReply, envelopeReply } from '../http/respond.ts';
 import type { Handler, Reply, RequestContext } from '../http/route.ts';
 import { Router } from '../http/router.ts';
 import { silentLogger, type Logger } from '../log.ts';
+import { DEFAULT_MEMORY_BUDGET_BYTES, MemoryBudget } from '../memory/budget.ts';
 import { EVENT_STREAM_DEFAULTS, StreamRegistry, type EventStreamOptions } from '../events/stream-registry.ts';
 import type { CatalogueMetrics } from '../metrics/catalogue-metrics.ts';
 import { InvalidBookError } from '../model/valid-book.ts';
@@ -53,6 +54,11 @@ export interface AppOptions {
   metrics?: CatalogueMetrics;
   /** Serve the built-in page at `GET /` (and its assets under `/ui/`); default false. */
   ui?: boolean;
+  /**
+   * The one budget for what clients make the process hold (SECURITY.md, "Memory budget"); pass the
+   * same one to `openStore`. Default: a budget of its own of DEFAULT_MEMORY_BUDGET_BYTES.
+   */
+  memoryBudget?: MemoryBudget;
 }
 
 /** A `(req, res)` handler for any `node:http` or `node:https` server. */
@@ -65,6 +71,8 @@ export interface App {
   draining: boolean;
   /** Event streams open now (a cheap count, for the metrics' gauge). */
   readonly eventStreams: number;
+  /** What its clients hold, and the limit (AppOptions.memoryBudget). */
+  readonly memoryBudget: MemoryBudget;
   /** Every route as (pattern, methods): the router's own table. */
   routes(): { pattern: string; methods: string[] }[];
   /** Ends the event streams and closes the store once pending writes are durable. */
@@ -109,6 +117,8 @@ export function createApp(options: AppOptions): App {
   const { store } = options;
   const eventStreams = new StreamRegistry(store.feed, { ...EVENT_STREAM_DEFAULTS, ...options.eventStreams }, logger, now);
   options.metrics?.watchEventStreams(() => eventStreams.size);
+  const memoryBudget = options.memoryBudget ?? new MemoryBudget(DEFAULT_MEMORY_BUDGET_BYTES);
+  options.metrics?.watchMemoryBudget(memoryBudget);
   const deps: ServiceDeps = {
     eventStreams,
     tokenExpiry,
@@ -172,6 +182,7 @@ export function createApp(options: AppOptions): App {
       },
     },
     eventStreams: { get: () => eventStreams.size },
+    memoryBudget: { value: memoryBudget },
   });
   app.routes = () => router.routes();
   app.close = () => {
