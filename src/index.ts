@@ -8,7 +8,7 @@ export { listen, SHUTDOWN_GRACE_MS, type DrainResult } from './http/server.ts';
 export { TRANSPORT_LIMITS, type TransportLimits } from './http/limits.ts';
 export { openStore, type StoreOptions } from './store/open.ts';
 export type { BookStore, DurableBookStore, StoreStats, VersionCondition } from './store/book-store.ts';
-export type { FileHandleLike, FileLayer } from './fs/durable-fs.ts';
+export type { FileHandleLike, FileInfo, FileLayer, FileStatus, OpenFlags } from './fs/durable-fs.ts';
 export { changeOf, type Change, type ChangeEntry, type ChangeType } from './store/change.ts';
 export { RETAINED_CHANGES, type ChangeFeed, type ChangeListener } from './store/change-log.ts';
 export type { CompactionOptions } from './store/compaction.ts';

@@ -37,7 +37,10 @@ export async function trustDataDir(fs: FileLayer, dir: string): Promise<number> 
   }
   if (problems.length === 0) return mode;
   // A directory holding directories was never a data directory (`.`, /tmp, /var/lib): chmod is the wrong advice there.
-  const fix = (await fs.subdirectories(dir)).length > 0 ? 'it holds directories, so give the service a directory of its own (DATA_DIR or --data-dir)' : `check what it holds, then ${fixes.join(' && ')}`;
+  const fix =
+    (await fs.subdirectories(dir)).length > 0
+      ? 'it holds directories, so give the service a directory of its own (DATA_DIR or --data-dir)'
+      : `check what it holds, then ${fixes.join(' && ')}`;
   throw new DataNotPrivateError(dir, problems.join(' and '), `files planted in it would be trusted, so nothing was changed; ${fix}`);
 }
 
@@ -94,4 +97,3 @@ async function makeDir(fs: FileLayer, dir: string): Promise<boolean> {
     return false;
   }
 }
-
