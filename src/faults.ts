@@ -7,6 +7,7 @@
 export const ERROR_CODES = {
   config: 'ERR_CONFIG',
   dataDirLocked: 'ERR_DATA_DIR_LOCKED',
+  dataNotPrivate: 'ERR_DATA_NOT_PRIVATE',
   storeCorrupt: 'ERR_STORE_CORRUPT',
   storeUnavailable: 'ERR_STORE_UNAVAILABLE',
   preconditionFailed: 'ERR_PRECONDITION_FAILED',
@@ -33,6 +34,20 @@ export class DataDirLockedError extends Error {
     this.name = 'DataDirLockedError';
     this.dir = dir;
     this.pid = pid;
+  }
+}
+
+/**
+ * The data directory, or a file the store opened in it, is not the service's user's alone: others
+ * could have planted it or can read or change it through another name, so none of it is used.
+ */
+export class DataNotPrivateError extends Error {
+  readonly code = ERROR_CODES.dataNotPrivate;
+  readonly path: string;
+  constructor(path: string, problem: string, fix: string) {
+    super(`${path} ${problem}: ${fix}`);
+    this.name = 'DataNotPrivateError';
+    this.path = path;
   }
 }
 

@@ -9,7 +9,7 @@ export { TRANSPORT_LIMITS, type TransportLimits } from './http/limits.ts';
 export { MemoryBudget, DEFAULT_MEMORY_BUDGET_BYTES, CONSUMER_KINDS, type Charge, type Consumer, type ConsumerKind } from './memory/budget.ts';
 export { openStore, type StoreOptions } from './store/open.ts';
 export type { BookStore, DurableBookStore, StoreStats, VersionCondition } from './store/book-store.ts';
-export type { FileHandleLike, FileLayer } from './fs/durable-fs.ts';
+export type { FileHandleLike, FileInfo, FileLayer, FileStatus, OpenFlags } from './fs/durable-fs.ts';
 export { changeOf, type Change, type ChangeEntry, type ChangeType } from './store/change.ts';
 export { RETAINED_CHANGES, type ChangeFeed, type ChangeListener } from './store/change-log.ts';
 export type { CompactionOptions } from './store/compaction.ts';
@@ -27,4 +27,4 @@ export { parseCommand, type Command, type Config, type ConfigSources } from './c
 export type { Book, BookFields, BookPatch } from './model/book.ts';
 export { InvalidBookError } from './model/valid-book.ts';
 export { ANSWERS, MESSAGES, HttpError, type Answer, type Message } from './http/messages.ts';
-export { ERROR_CODES, ConfigError, DataDirLockedError, StoreCorruptError, StoreFormatError, StoreUnavailableError, PreconditionFailedError, ChangesUnavailableError } from './faults.ts';
+export { ERROR_CODES, ConfigError, DataDirLockedError, DataNotPrivateError, StoreCorruptError, StoreFormatError, StoreUnavailableError, PreconditionFailedError, ChangesUnavailableError } from './faults.ts';

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../src/log.ts';
+import { writeCatalogue } from '../src/store/catalogue-file.ts';
 import { openStore } from '../src/store/open.ts';
+import { AS_ROOT, NOBODY } from './helpers/other-user.ts';
 import { killAll, runMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
@@ -93,7 +95,7 @@ describe('data directory: one that already exists is made 0700, quietly (a debug
   });
 });
 
-describe('data directory: one others can write to and that cannot be made private stops startup', () => {
+describe('data directory: one others can write to and that holds directories stops startup', () => {
   after(async () => {
     await killAll();
     await temp.removeAll();
@@ -119,6 +121,86 @@ describe('data directory: one others can write to and that cannot be made privat
     const lines = exit.stderr.split('\n').filter((l) => l !== '');
     assert.equal(lines.length, 1, `one line on stderr, got: ${exit.stderr}`);
     assert.match(lines[0] as string, /cannot open data directory .*writable by other users \(mode 777\)/);
+  });
+});
+
+describe('data directory: one others own or can write to stops startup as it is, never made 0700 and used', () => {
+  after(async () => {
+    await killAll();
+    await temp.removeAll();
+  });
+
+  /** An existing directory with no directory in it, holding a valid snapshot another user wrote (mode 0666, nobody's as root). */
+  async function planted(mode: number): Promise<{ dir: string; snapshot: string }> {
+    const source = await temp.make();
+    await writeCatalogue(source, [{ id: 1, title: 'Planted', author: 'Nobody', year: 2000 }]);
+    const dir = join(await temp.make(), 'data');
+    await mkdir(dir);
+    const snapshot = join(dir, 'snapshot.json');
+    await copyFile(join(source, 'snapshot.json'), snapshot);
+    await chmod(snapshot, 0o666);
+    if (AS_ROOT.skip === undefined) await chown(snapshot, NOBODY, NOBODY);
+    await chmod(dir, mode);
+    return { dir, snapshot };
+  }
+
+  for (const mode of [0o777, 0o770, 0o707, 0o775, 0o703]) {
+    const octal = mode.toString(8);
+    it(`an existing ${octal} directory holding a planted snapshot is refused, naming it, its mode and chmod 700; nothing is changed`, async () => {
+      const { dir, snapshot } = await planted(mode);
+      const before = await readFile(snapshot);
+      await assert.rejects(openStore(dir), (err: Error) => {
+        assert.equal(err.name, 'DataNotPrivateError');
+        assert.ok(err.message.startsWith(`${dir} is writable by other users (mode ${octal}): `), err.message);
+        assert.ok(err.message.endsWith(`chmod 700 ${dir}`), err.message);
+        return true;
+      });
+      assert.equal((await stat(dir)).mode & 0o777, mode);
+      assert.deepEqual(await readdir(dir), ['snapshot.json']);
+      assert.deepEqual(await readFile(snapshot), before);
+    });
+  }
+
+  it('a 777 directory holding directories (/tmp by mistake) is refused with the advice to use one of its own, not chmod', async () => {
+    const dir = join(await temp.make(), 'shared');
+    await mkdir(join(dir, 'someone-else'), { recursive: true });
+    await chmod(dir, 0o777);
+    await assert.rejects(openStore(dir), (err: Error) => err.message.startsWith(`${dir} is writable by other users (mode 777): `) && err.message.endsWith('give the service a directory of its own (DATA_DIR or --data-dir)'));
+    assert.equal((await stat(dir)).mode & 0o777, 0o777);
+  });
+
+  it('a 0700 directory owned by nobody (uid 65534) is refused, naming its owner and chown', AS_ROOT, async () => {
+    const dir = join(await temp.make(), 'data');
+    await mkdir(dir, { mode: 0o700 });
+    await chown(dir, NOBODY, NOBODY);
+    await assert.rejects(openStore(dir), (err: Error) => err.name === 'DataNotPrivateError' && err.message.startsWith(`${dir} belongs to uid ${NOBODY}, not to this service's user (uid 0): `) && err.message.endsWith(`chown 0 ${dir}`));
+    assert.deepEqual(await readdir(dir), []);
+  });
+
+  it('the CLI on a 777 directory with no directory in it exits 1 with one line naming it, its mode and the fix, and leaves it 777', PROMPT, async () => {
+    const { dir } = await planted(0o777);
+    const exit = await runMain({ cwd: await temp.make(), args: ['--data-dir', dir, '--port', '0', '--host', '127.0.0.1'], env: { SECRET_TOKEN: 'data-dir-test-secret-that-is-32-bytes-long', AUTH_PASSWORD: 'pw' } });
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.equal(exit.stdout, '');
+    const lines = exit.stderr.split('\n').filter((l) => l !== '');
+    assert.equal(lines.length, 1, `one line on stderr, got: ${exit.stderr}`);
+    assert.ok((lines[0] as string).startsWith(`book-catalogue: cannot open data directory ${dir}: ${dir} is writable by other users (mode 777): `), lines[0]);
+    assert.ok((lines[0] as string).endsWith(`chmod 700 ${dir}`), lines[0]);
+    assert.equal((await stat(dir)).mode & 0o777, 0o777);
+  });
+
+  it('a directory the store creates (parents too) is 0700 under umask 0, and opens again', async () => {
+    const parent = join(await temp.make(), 'parent');
+    const dir = join(parent, 'data');
+    const umask = process.umask(0);
+    try {
+      await (await openStore(dir)).close();
+    } finally {
+      process.umask(umask);
+    }
+    assert.equal((await stat(parent)).mode & 0o777, 0o700);
+    assert.equal((await stat(dir)).mode & 0o777, 0o700);
+    await (await openStore(dir)).close();
   });
 });
 

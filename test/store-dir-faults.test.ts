@@ -13,7 +13,7 @@ const temp = tempDirs('store-dir-faults-');
 after(temp.removeAll);
 
 /** The real layer with one call failing when `when` picks its path arguments. */
-function failing(call: 'mkdir' | 'link' | 'readFile' | 'syncDir' | 'stat', code: string, when: (paths: string[]) => boolean = () => true): FileLayer {
+function failing(call: 'mkdir' | 'link' | 'open' | 'syncDir' | 'stat', code: string, when: (paths: string[]) => boolean = () => true): FileLayer {
   const real = nodeFileLayer[call] as (...args: unknown[]) => Promise<unknown>;
   const wrapped = (...args: unknown[]): Promise<unknown> =>
     when(args.filter((a): a is string => typeof a === 'string')) ? Promise.reject(ioError(code)) : real(...args);
@@ -52,14 +52,20 @@ describe('data directory creation and the lock go through the FileLayer: a fault
     const dir = await temp.make();
     const gone = spawnSync(process.execPath, ['-e', '']).pid as number;
     await writeFile(join(dir, 'LOCK'), `${gone}\n`);
-    await assert.rejects(openStore(dir, { fs: failing('readFile', 'EIO', isLock) }), { code: 'EIO' });
+    await assert.rejects(openStore(dir, { fs: failing('open', 'EIO', isLock) }), { code: 'EIO' });
     assert.equal(await readFile(join(dir, 'LOCK'), 'utf8'), `${gone}\n`);
   });
 
   it('a LOCK the file layer reads as another live process\'s is DataDirLockedError with that pid', async () => {
     const dir = await temp.make();
     await writeFile(join(dir, 'LOCK'), 'stand-in\n');
-    const fs: FileLayer = { ...nodeFileLayer, readFile: async (path) => (isLock([path]) ? Buffer.from(`${process.ppid}\n`) : nodeFileLayer.readFile(path)) };
+    const fs: FileLayer = {
+      ...nodeFileLayer,
+      async open(path, flags, mode) {
+        const handle = await nodeFileLayer.open(path, flags, mode);
+        return isLock([path]) ? Object.assign(handle, { readFile: async () => Buffer.from(`${process.ppid}\n`) }) : handle;
+      },
+    };
     await assert.rejects(openStore(dir, { fs }), (err: unknown) => err instanceof DataDirLockedError && err.pid === process.ppid);
   });
 

@@ -22,6 +22,8 @@ function countingFileLayer(): { fs: FileLayer; syncs: () => number } {
     },
     truncate: (length) => h.truncate(length),
     close: () => h.close(),
+    stat: () => h.stat(),
+    readFile: () => h.readFile(),
   });
   const fs: FileLayer = { ...nodeFileLayer, open: async (path, flags, mode) => counted(await nodeFileLayer.open(path, flags, mode)) };
   return { fs, syncs: () => syncs };

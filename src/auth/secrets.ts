@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DataNotPrivateError } from '../faults.ts';
+import { readDataFile, type FileRule } from '../fs/data-file.ts';
 import { isNotFound, nodeFileLayer, writeAtomic, type FileLayer } from '../fs/durable-fs.ts';
 
 export const SECRET_FILE = 'secret-token';
@@ -23,8 +24,7 @@ export interface StoredSecret {
 export async function loadOrCreateSecret(dir: string, name: string, bytes: number, fs: FileLayer = nodeFileLayer): Promise<StoredSecret> {
   const path = join(dir, name);
   try {
-    await refuseUntrusted(path);
-    const value = (await fs.readFile(path)).toString('utf8').trim();
+    const value = (await readSecret(fs, path)).toString('utf8').trim();
     if (value !== '') return { value, created: false, path };
   } catch (err) {
     if (!isNotFound(err)) throw err;
@@ -37,13 +37,19 @@ export async function loadOrCreateSecret(dir: string, name: string, bytes: numbe
 /**
  * A secret file anyone else could have written (or read) is no secret: one planted in the data
  * directory would sign tokens an attacker made. Refused unless it is a regular file (not a
- * symlink out of the directory), of this process's user, readable and writable by it alone.
+ * symlink out of the directory), of this process's user, with one name, readable and writable by
+ * it alone.
  */
-async function refuseUntrusted(path: string): Promise<void> {
-  const stats = await lstat(path);
-  const fix = 'make it a file of this user with mode 0600, or remove it to have a new one generated';
-  if (!stats.isFile()) throw new Error(`${path} is not a regular file (a symlink?): ${fix}`);
-  if ((stats.mode & 0o077) !== 0) throw new Error(`${path} can be read or written by other users (mode ${(stats.mode & 0o777).toString(8)}): ${fix}`);
-  const uid = process.getuid?.();
-  if (uid !== undefined && stats.uid !== uid) throw new Error(`${path} belongs to another user (uid ${stats.uid}): ${fix}`);
+const SECRET_FILE_RULE: FileRule = {
+  forbidden: 0o077,
+  links: 1,
+  fix: 'make it a file of this user with one link and mode 0600, or remove it to have a new one generated',
+};
+
+function readSecret(fs: FileLayer, path: string): Promise<Buffer> {
+  return readDataFile(fs, path, SECRET_FILE_RULE).catch((err: unknown) => {
+    // O_NOFOLLOW refuses a symlink with ELOOP, which says nothing to an operator.
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new DataNotPrivateError(path, 'is a symlink, not a regular file', SECRET_FILE_RULE.fix);
+    throw err;
+  });
 }

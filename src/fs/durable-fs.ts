@@ -1,7 +1,18 @@
 import { constants as fsConstants } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Logger } from '../log.ts';
+import { openDataFile } from './data-file.ts';
+
+/**
+ * What fstat(2) says about an open file (FileHandleLike.stat): enough to tell whether a data file
+ * is the service's own (data-file.ts). `node:fs` Stats satisfies it.
+ */
+export interface FileStatus {
+  mode: number;
+  uid: number;
+  nlink: number;
+  isFile(): boolean;
+}
 
 /**
  * The part of a file handle the store uses (StoreOptions.fs); `node:fs/promises` FileHandle
@@ -13,12 +24,18 @@ export interface FileHandleLike {
   sync(): Promise<void>;
   truncate(length: number): Promise<void>;
   close(): Promise<void>;
+  /** fstat of this descriptor: what was opened, not whatever the name points at by now. */
+  stat(): Promise<FileStatus>;
+  /** The whole file, from a handle opened with `r`. */
+  readFile(): Promise<Buffer>;
 }
 
 /** What the store asks about a path (FileLayer.stat). */
 export interface FileInfo {
   /** Permission bits (mode & 0o777). */
   mode: number;
+  /** The owner's user id. */
+  uid: number;
   directory: boolean;
   /** `<device>:<inode>`: which directory a lock was made in (lock.ts). */
   identity: string;
@@ -30,8 +47,8 @@ export interface FileInfo {
  * files, the data directory's creation and the lock alike.
  */
 export interface FileLayer {
-  open(path: string, flags: 'a' | 'ax' | 'r+' | 'wx', mode?: number): Promise<FileHandleLike>;
-  readFile(path: string): Promise<Buffer>;
+  /** The store opens data files through openDataFile (data-file.ts), which checks each one. */
+  open(path: string, flags: OpenFlags, mode?: number): Promise<FileHandleLike>;
   readdir(dir: string): Promise<string[]>;
   /** The names in `dir` that are directories themselves (a symlink is not one). */
   subdirectories(dir: string): Promise<string[]>;
@@ -51,24 +68,27 @@ export interface FileLayer {
 /**
  * The data files are opened without following a symlink (O_NOFOLLOW; ELOOP when the name is
  * one): a link planted in the directory must not make the store read, truncate or append to a
- * file elsewhere. O_NOFOLLOW is 0 where the platform has none.
+ * file elsewhere. O_NOFOLLOW is 0 where the platform has none. A name that may already exist is
+ * opened O_NONBLOCK (no effect on a regular file): a FIFO planted there would otherwise hold
+ * open() until a writer came, before fstat could refuse it.
  */
-const { O_WRONLY, O_RDWR, O_RDONLY, O_CREAT, O_APPEND, O_EXCL, O_TRUNC, O_NOFOLLOW = 0 } = fsConstants;
+const { O_WRONLY, O_RDWR, O_RDONLY, O_CREAT, O_APPEND, O_EXCL, O_TRUNC, O_NOFOLLOW = 0, O_NONBLOCK = 0 } = fsConstants;
 const OPEN_FLAGS = {
-  a: O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW,
+  a: O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK,
   ax: O_WRONLY | O_CREAT | O_APPEND | O_EXCL | O_NOFOLLOW,
-  'r+': O_RDWR | O_NOFOLLOW,
+  r: O_RDONLY | O_NOFOLLOW | O_NONBLOCK,
+  'r+': O_RDWR | O_NOFOLLOW | O_NONBLOCK,
   wx: O_WRONLY | O_CREAT | O_TRUNC | O_EXCL | O_NOFOLLOW,
 } as const;
+export type OpenFlags = keyof typeof OPEN_FLAGS;
 
 export const nodeFileLayer: FileLayer = {
   open: (path, flags, mode) => fsp.open(path, OPEN_FLAGS[flags], mode),
-  readFile: (path) => fsp.readFile(path, { flag: O_RDONLY | O_NOFOLLOW }),
   readdir: (dir) => fsp.readdir(dir),
   subdirectories: async (dir) => (await fsp.readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name),
   async stat(path) {
     const info = await fsp.stat(path, { bigint: true });
-    return { mode: Number(info.mode & 0o777n), directory: info.isDirectory(), identity: `${info.dev}:${info.ino}` };
+    return { mode: Number(info.mode & 0o777n), uid: Number(info.uid), directory: info.isDirectory(), identity: `${info.dev}:${info.ino}` };
   },
   mkdir: async (dir, mode) => {
     await fsp.mkdir(dir, { mode });
@@ -87,8 +107,6 @@ export const nodeFileLayer: FileLayer = {
   },
 };
 
-/** The catalogue is readable by its owner alone (docs/contract.md, "Configuration", keeps secrets 0600 beside it). */
-export const FILE_MODE = 0o600;
 export const TEMP_SUFFIX = '.tmp';
 
 export function isNotFound(err: unknown): boolean {
@@ -114,76 +132,6 @@ export async function writeAll(handle: FileHandleLike, bytes: Uint8Array): Promi
 }
 
 /**
- * Creates the data directory (0700, parents too) if missing, and makes the new entries durable
- * by fsyncing the directory that holds the topmost one and the data directory's parent. One that
- * already exists is made 0700 too: a fresh clone's `./data` comes from git as 0755.
- */
-export async function makeDataDir(fs: FileLayer, dir: string, logger: Logger): Promise<void> {
-  const created = await makeDirs(fs, dir);
-  if (created === undefined) return restrictDataDir(fs, dir, logger);
-  for (const parent of new Set([dirname(created), dirname(dir)])) await fs.syncDir(parent);
-}
-
-/**
- * Only the directory itself: files others put there (a `.gitkeep`) keep their modes. A directory
- * holding directories is not the store's own (a data directory never has one): `--data-dir .`,
- * a home directory or /var/lib by mistake must not be locked away from everyone else.
- */
-async function restrictDataDir(fs: FileLayer, dir: string, logger: Logger): Promise<void> {
-  const { mode } = await fs.stat(dir);
-  if ((mode & 0o077) === 0) return;
-  const fields = { dir, mode: mode.toString(8) };
-  // Others who can write here can plant a secret, a journal or a symlink the service would trust.
-  const refuse = (why: string): Error =>
-    new Error(`${dir} is writable by other users (mode ${mode.toString(8)}) and ${why}; make it 0700 (chmod 700) and start again`);
-  const writableByOthers = (mode & 0o022) !== 0;
-  if ((await fs.subdirectories(dir)).length > 0) {
-    if (writableByOthers) throw refuse('holds directories, so it is not changed');
-    logger.warn('the data directory is open to other users; left as it is because it holds directories', fields);
-    return;
-  }
-  try {
-    await fs.chmod(dir, 0o700);
-    // A fresh clone's ./data made private as designed: nothing for a person to act on.
-    logger.debug('the data directory was open to other users; made it 0700', fields);
-  } catch (err) {
-    if (writableByOthers) throw refuse(`could not be made 0700 (${(err as Error).message})`);
-    // Only readable by others and not ours to change (another owner): say so and go on.
-    logger.warn('the data directory is open to other users and could not be made 0700', { ...fields, err: err as Error });
-  }
-}
-
-/**
- * mkdir -p one level at a time, each level tried at most twice, so it always ends: Node's
- * recursive mkdir spins forever where mkdir says ENOENT under a parent that exists (/proc/nope).
- * Returns the topmost directory it created, or undefined when `dir` already was one.
- */
-async function makeDirs(fs: FileLayer, dir: string): Promise<string | undefined> {
-  try {
-    return (await makeDir(fs, dir)) ? dir : undefined;
-  } catch (err) {
-    const parent = dirname(dir);
-    if (!isNotFound(err) || parent === dir) throw err;
-    const created = await makeDirs(fs, parent);
-    return (await makeDir(fs, dir)) ? (created ?? dir) : created;
-  }
-}
-
-/** true when it created `dir`, false when `dir` already is a directory. */
-async function makeDir(fs: FileLayer, dir: string): Promise<boolean> {
-  try {
-    await fs.mkdir(dir, 0o700);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    if (!(await fs.stat(dir)).directory) {
-      throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${dir}'`), { code: 'ENOTDIR', path: dir });
-    }
-    return false;
-  }
-}
-
-/**
  * Appends and returns only once fdatasync has returned: the durable acknowledgement rule.
  * Resolves with the seconds the fdatasync took (the store reports them as a metric).
  */
@@ -200,7 +148,7 @@ export async function appendAndSync(handle: FileHandleLike, bytes: Uint8Array): 
  * truncated away, the next write lands at the new end.
  */
 export async function createForAppend(fs: FileLayer, path: string, header: Uint8Array): Promise<FileHandleLike> {
-  const handle = await fs.open(path, 'ax', FILE_MODE);
+  const handle = await openDataFile(fs, path, 'ax');
   try {
     await fs.syncDir(dirname(path));
     await appendAndSync(handle, header);
@@ -224,7 +172,7 @@ export async function writeAtomic(
 ): Promise<void> {
   const temp = `${path}${TEMP_SUFFIX}`;
   await unlinkIfPresent(fs, temp);
-  const handle = await fs.open(temp, 'wx', FILE_MODE);
+  const handle = await openDataFile(fs, temp, 'wx');
   try {
     try {
       await fill((bytes) => writeAll(handle, bytes));

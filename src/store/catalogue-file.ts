@@ -3,7 +3,8 @@ import { bookJson, type Book } from '../model/book.ts';
 import { validCatalogue } from '../model/valid-book.ts';
 import { StoreCorruptError } from '../faults.ts';
 import { silentLogger } from '../log.ts';
-import { isNotFound, makeDataDir, nodeFileLayer, type FileLayer } from '../fs/durable-fs.ts';
+import { makeDataDir, trustDataDir } from '../fs/data-dir.ts';
+import { isNotFound, nodeFileLayer, type FileLayer } from '../fs/durable-fs.ts';
 import { journalFirstSeq } from './journal.ts';
 import { acquireLock } from './lock.ts';
 import { loadCatalogue } from './recovery.ts';
@@ -28,6 +29,7 @@ const READ_ATTEMPTS = 8;
  * unless its fsync fails.
  */
 export async function readCatalogue(dir: string, fs: FileLayer = nodeFileLayer): Promise<Catalogue> {
+  await trustDataDir(fs, dir);
   for (let attempt = 1; ; attempt++) {
     try {
       const loaded = await loadCatalogue(fs, dir);

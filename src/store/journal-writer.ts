@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Logger } from '../log.ts';
-import { appendAndSync, createForAppend, FILE_MODE, unlinkIfPresent, type FileHandleLike, type FileLayer } from '../fs/durable-fs.ts';
+import { openDataFile } from '../fs/data-file.ts';
+import { appendAndSync, createForAppend, unlinkIfPresent, type FileHandleLike, type FileLayer } from '../fs/durable-fs.ts';
 import { JOURNAL_HEADER, journalName, type JournalFile, type RecoveredJournal } from './journal.ts';
 
 interface ActiveJournal extends JournalFile {
@@ -39,7 +40,7 @@ export class JournalWriter {
     const last = journals.at(-1);
     let active: ActiveJournal;
     if (last !== undefined && last.lastSeq === seq && (last.marked || last.bytes === 0)) {
-      const handle = await fs.open(join(dir, last.name), 'a', FILE_MODE);
+      const handle = await openDataFile(fs, join(dir, last.name), 'a');
       active = { name: last.name, firstSeq: last.firstSeq, bytes: last.bytes, handle };
       if (!last.marked) {
         try {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { DataDirLockedError } from '../faults.ts';
 import type { Logger } from '../log.ts';
-import { FILE_MODE, isNotFound, writeAll, type FileLayer } from '../fs/durable-fs.ts';
+import { LOCK_FILE_RULE, openDataFile, readDataFile } from '../fs/data-file.ts';
+import { isNotFound, writeAll, type FileLayer } from '../fs/durable-fs.ts';
 
 export const LOCK_FILE = 'LOCK';
 
@@ -32,7 +33,7 @@ function lockedDirectory(text: string): string | undefined {
 async function createLock(fs: FileLayer, dir: string, path: string, identity: string): Promise<void> {
   // Unique per attempt: two opens in one process (or a pid reused) never share a temp file.
   const temp = `${path}.${process.pid}.${randomUUID()}`;
-  const handle = await fs.open(temp, 'wx', FILE_MODE);
+  const handle = await openDataFile(fs, temp, 'wx');
   try {
     try {
       await writeAll(handle, Buffer.from(`${process.pid}\ndir ${identity}\n`));
@@ -50,7 +51,7 @@ async function createLock(fs: FileLayer, dir: string, path: string, identity: st
 /** The lock's text; '' when it is gone (its owner released it between our create and this read). */
 async function readLock(fs: FileLayer, path: string): Promise<string> {
   try {
-    return (await fs.readFile(path)).toString('utf8');
+    return (await readDataFile(fs, path, LOCK_FILE_RULE)).toString('utf8');
   } catch (err) {
     // Any other failure says nothing about the owner: guessing "stale" could take a live lock over.
     if (isNotFound(err)) return '';
@@ -126,7 +127,7 @@ export async function removeStaleLock(fs: FileLayer, path: string, staleText: st
     throw err;
   }
   try {
-    if ((await fs.readFile(aside)).toString('utf8') === staleText) return true;
+    if ((await readDataFile(fs, aside, LOCK_FILE_RULE)).toString('utf8') === staleText) return true;
     await fs.link(aside, path).catch(() => {});
     return false;
   } finally {

@@ -2,7 +2,9 @@ import { join } from 'node:path';
 import { ChangeLog } from './change-log.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import { COMPACTION_DEFAULTS, type CompactionOptions } from './compaction.ts';
-import { makeDataDir, nodeFileLayer, unlinkIfPresent, writeAtomic, type FileLayer } from '../fs/durable-fs.ts';
+import { makeDataDir } from '../fs/data-dir.ts';
+import { openDataFile } from '../fs/data-file.ts';
+import { nodeFileLayer, unlinkIfPresent, writeAtomic, type FileLayer } from '../fs/durable-fs.ts';
 import { JournalWriter } from './journal-writer.ts';
 import { acquireLock } from './lock.ts';
 import { NO_STORE_OBSERVER, type StoreObserver } from './observer.ts';
@@ -59,7 +61,7 @@ async function repair(fs: FileLayer, dir: string, loaded: LoadedCatalogue, logge
     const keptIn = join(dir, `${name}.torn-${offset}`);
     await writeAtomic(fs, keptIn, (write) => write(bytes));
     logger.error('cut a torn final journal record left by a crash; its bytes are kept beside the journal', { file, offset, bytes: bytes.length, keptIn, ids });
-    const handle = await fs.open(file, 'r+');
+    const handle = await openDataFile(fs, file, 'r+');
     try {
       await handle.truncate(loaded.torn.offset);
       await handle.datasync();

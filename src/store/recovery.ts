@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { StoreCorruptError, StoreFormatError } from '../faults.ts';
 import type { ChangeEntry } from './change.ts';
 import { BookIndex } from './book-index.ts';
+import { readDataFile } from '../fs/data-file.ts';
 import { TEMP_SUFFIX, type FileLayer } from '../fs/durable-fs.ts';
 import { PROBE_FILE } from './write-probe.ts';
 import { holdsNoRecord, journalFirstSeq, JournalDamage, JournalVersionUnknown, scanJournal, type JournalRecord, type RecoveredJournal } from './journal.ts';
@@ -67,7 +68,7 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
   for (const [i, { name, firstSeq }] of live.entries()) {
     const path = join(dir, name);
     const expected = journals.length === 0 ? Math.min(firstSeq, snapshotSeq + 1) : seq + 1;
-    const bytes = await fs.readFile(path);
+    const bytes = await readDataFile(fs, path);
     if (firstSeq !== expected) {
       // A journal with no record overlapping records another holds: left by a rotation that failed half-way.
       if (holdsNoRecord(bytes) && firstSeq < expected) {

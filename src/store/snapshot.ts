@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { bookJson, type Book } from '../model/book.ts';
 import { StoreCorruptError, StoreFormatError } from '../faults.ts';
+import { readDataFile } from '../fs/data-file.ts';
 import { isNotFound, writeAtomic, type FileLayer } from '../fs/durable-fs.ts';
 import { pageOf, type BookIndex } from './book-index.ts';
 import type { ChangeEntry } from './change.ts';
@@ -130,7 +131,7 @@ export async function readSnapshot(fs: FileLayer, dir: string, index: BookIndex)
   const path = join(dir, SNAPSHOT_FILE);
   let buf: Buffer;
   try {
-    buf = await fs.readFile(path);
+    buf = await readDataFile(fs, path);
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { appendAndSync, FILE_MODE, unlinkIfPresent } from '../fs/durable-fs.ts';
+import { openDataFile } from '../fs/data-file.ts';
+import { appendAndSync, unlinkIfPresent } from '../fs/durable-fs.ts';
 import type { Logger } from '../log.ts';
 import type { FileLayer } from '../fs/durable-fs.ts';
 
@@ -73,7 +74,7 @@ export class WriteProbe {
     const failures = this.#failures;
     try {
       await unlinkIfPresent(fs, path);
-      const handle = await fs.open(path, 'wx', FILE_MODE);
+      const handle = await openDataFile(fs, path, 'wx');
       try {
         await appendAndSync(handle, Buffer.from('probe\n'));
       } finally {

@@ -32,6 +32,8 @@ export function recordingFs(): RecordingFs {
     datasync: () => step('datasync', file, () => (rec.realSync ? h.datasync() : Promise.resolve())),
     sync: () => step('sync', file, () => (rec.realSync ? h.sync() : Promise.resolve())),
     truncate: (length) => step('truncate', file, () => h.truncate(length)),
+    stat: () => h.stat(),
+    readFile: () => h.readFile(),
     async close() {
       try {
         await rec.hooks.close?.(file);
@@ -45,6 +47,8 @@ export function recordingFs(): RecordingFs {
     ...nodeFileLayer,
     async open(path, flags, mode) {
       const h = await nodeFileLayer.open(path, flags, mode);
+      // Reads change nothing on disk: the record is of what does.
+      if (flags === 'r') return h;
       rec.events.push(`open(${flags}) ${basename(path)}`);
       return wrap(h, basename(path));
     },
