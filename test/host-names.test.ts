@@ -57,6 +57,8 @@ describe('ALLOWED_HOSTS entries', () => {
     ['*.example.com', /write \.example\.com for a domain and all its subdomains/],
     ['bücher.example', /xn-- form/],
     ['a..b', /expected \*, a host name/],
+    ['books example', /expected \*, a host name/],
+    ['[fe80::1%eth0]', /expected an IPv6 address without a zone/],
     ['[books.example.com]', /expected \*, a host name/],
     [' , ', /ALLOWED_HOSTS lists no host name/],
   ];

@@ -16,7 +16,7 @@ LOOPBACK_ADDRESSES.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK_ADDRESSES.addAddress('::1', 'ipv6');
 
 /** Whether a listening address (HOST) reaches this machine's loopback interface only. */
-export function isLoopbackAddress(address: string): boolean {
+function isLoopbackAddress(address: string): boolean {
   const family = isIP(address);
   if (family !== 0) return LOOPBACK_ADDRESSES.check(address, family === 4 ? 'ipv4' : 'ipv6');
   const name = address.toLowerCase().replace(/\.$/, '');
@@ -58,7 +58,7 @@ function normalEntry(entry: string, setting: string): string {
     }
   }
   if (entry.startsWith('*.')) fail(`write .${entry.slice(2)} for a domain and all its subdomains`);
-  if (/[^\x21-\x7e]/.test(entry)) fail('expected an ASCII name (write an internationalised name in its xn-- form)');
+  if (/[^\x00-\x7f]/.test(entry)) fail('expected an ASCII name (write an internationalised name in its xn-- form)');
   if (entry.includes(':')) fail('expected a name without a port (any port is accepted)');
   const name = entry.toLowerCase().replace(/\.$/, '');
   if (!/^\.?[a-z0-9_-]+(?:\.[a-z0-9_-]+)*$/.test(name)) fail('expected *, a host name such as books.example.com, .example.com for a domain and its subdomains, or an IP address');

@@ -120,6 +120,8 @@ const NO_PARAMS = Object.freeze({});
  * `options.logger`. To stop: set `app.draining`, close your server, then `await app.close()`.
  */
 export function createApp(options: AppOptions): App {
+  // First: an invalid entry throws before anything is subscribed or watched.
+  const hostAllowed = createHostCheck(options.allowedHosts);
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
   const nowSeconds = (): number => Math.floor(now() / 1000);
@@ -150,7 +152,6 @@ export function createApp(options: AppOptions): App {
   const router = new Router<BoundRoute>(table.map((r) => ({ method: r.method, pattern: r.pattern, auth: r.auth, handle: r.handler(deps) })));
   const authorize = createAuthorizer({ keys, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });
   const cors = createCors(options.corsOrigins ?? []);
-  const hostAllowed = createHostCheck(options.allowedHosts);
   const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining, answerFault, requests: options.metrics?.requests });
 
   const app = ((req: IncomingMessage, res: ServerResponse): void => {
