@@ -99,7 +99,7 @@ export async function stalledList(port: number, token: string): Promise<Socket> 
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   socket.pause();
   socket.on('error', () => {});
-  socket.write(`GET /books HTTP/1.1\r\nHost: bench\r\nAuthorization: ${token}\r\n\r\n`);
+  socket.write(`GET /books HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${token}\r\n\r\n`);
   return socket;
 }
 

@@ -6,6 +6,7 @@ export { createApp, type App, type AppOptions } from './service/app.ts';
 export { createServer, type CatalogueServer, type ServerOptions } from './service/server.ts';
 export { listen, SHUTDOWN_GRACE_MS, type DrainResult } from './http/server.ts';
 export { TRANSPORT_LIMITS, type TransportLimits } from './http/limits.ts';
+export { LOOPBACK_HOST_NAMES } from './http/host-names.ts';
 export { MemoryBudget, DEFAULT_MEMORY_BUDGET_BYTES, CONSUMER_KINDS, type Charge, type Consumer, type ConsumerKind } from './memory/budget.ts';
 export { openStore, type StoreOptions } from './store/open.ts';
 export type { BookStore, DurableBookStore, StoreStats, VersionCondition } from './store/book-store.ts';
@@ -15,7 +16,7 @@ export { RETAINED_CHANGES, type ChangeFeed, type ChangeListener } from './store/
 export type { CompactionOptions } from './store/compaction.ts';
 export type { StoreObserver } from './store/observer.ts';
 export { createMetrics, type CatalogueMetrics, type AuthObserver, type ConnectionObserver, type TokenRejection } from './metrics/catalogue-metrics.ts';
-export { createMetricsServer } from './metrics/listener.ts';
+export { createMetricsServer, type MetricsServerOptions } from './metrics/listener.ts';
 export { Registry, Counter, Gauge, Histogram, type CollectedOptions, type Family, type MetricType, type Sample } from './metrics/registry.ts';
 export { EXPOSITION_CONTENT_TYPE } from './metrics/exposition.ts';
 export { readCatalogue, writeCatalogue, type Catalogue } from './store/catalogue-file.ts';

@@ -13,6 +13,7 @@ import { readTlsFiles } from './cli/tls-files.ts';
 import { parseCommand, USAGE, type Config } from './cli/command.ts';
 import { ConfigError, DataDirLockedError, StoreCorruptError, StoreFormatError } from './faults.ts';
 import { isNotFound } from './fs/durable-fs.ts';
+import { defaultAllowedHosts } from './http/host-names.ts';
 import { listen, SHUTDOWN_GRACE_MS } from './http/server.ts';
 import { batchLines, createLogger, type Logger } from './log.ts';
 import { MemoryBudget } from './memory/budget.ts';
@@ -117,6 +118,11 @@ async function openDataDir(dataDir: string, logger: Logger, observer: StoreObser
   }
 }
 
+/** docs/contract.md, "Host names": undefined accepts any host. */
+function withAllowedHosts(hosts: string[] | undefined): { allowedHosts?: string[] } {
+  return hosts === undefined ? {} : { allowedHosts: hosts };
+}
+
 interface Running {
   server: CatalogueServer;
   address: AddressInfo;
@@ -146,6 +152,7 @@ async function startServer(
       eventStreams: { maxStreams: config.maxEventStreams },
       memoryBudget: new MemoryBudget(config.memoryBudgetBytes),
       ...(config.corsOrigins !== undefined && { corsOrigins: config.corsOrigins }),
+      ...withAllowedHosts(config.allowedHosts ?? defaultAllowedHosts(config.host)),
       ...(metrics !== undefined && { metrics }),
       ui: config.ui,
     });
@@ -165,7 +172,8 @@ async function startServer(
 async function startMetrics(config: Config, metrics: CatalogueMetrics | undefined, logger: Logger): Promise<(() => void) | undefined> {
   if (config.metrics === undefined || metrics === undefined) return undefined;
   const { port, host } = config.metrics;
-  const server = createMetricsServer(metrics.registry);
+  // ALLOWED_HOSTS names the service; scrapers reach this listener by its own address.
+  const server = createMetricsServer(metrics.registry, withAllowedHosts(defaultAllowedHosts(host)));
   let address: AddressInfo;
   try {
     address = await listen(server, port, host);

@@ -251,7 +251,7 @@ describe('the command line (docs/contract.md, "Configuration")', { concurrency: 
       const token = signToken('admin', Buffer.from(SECRET), Date.now() / 1000);
       const conn = await openConnection(service.port);
       // 100 Continue proves the server has the request in hand before the signal is sent.
-      conn.write(`POST /book HTTP/1.1\r\nHost: t\r\nAuthorization: ${token}\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`);
+      conn.write(`POST /book HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${token}\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`);
       assert.equal((await conn.response()).status, 100);
       service.child.kill(signal);
       conn.write(body);

@@ -38,6 +38,7 @@ describe('parseCommand (docs/contract.md, "Configuration")', () => {
       MAX_EVENT_STREAMS: '3',
       MEMORY_BUDGET_MB: '64',
       CORS_ORIGINS: 'https://app.example',
+      ALLOWED_HOSTS: 'books.example.com,.example.org',
       TLS_CERT_FILE: '/etc/cert.pem',
       TLS_KEY_FILE: '/etc/key.pem',
       METRICS_PORT: '9100',
@@ -63,6 +64,7 @@ describe('parseCommand (docs/contract.md, "Configuration")', () => {
       maxEventStreams: 3,
       memoryBudgetBytes: 64 * 1024 * 1024,
       corsOrigins: ['https://app.example'],
+      allowedHosts: ['books.example.com', '.example.org'],
       metrics: { port: 9100, host: '::1' },
       ui: false,
     });
@@ -138,6 +140,8 @@ describe('parseCommand (docs/contract.md, "Configuration")', () => {
       { name: 'LOG_LEVEL=INFO (case matters)', sources: { env: { LOG_LEVEL: 'INFO' } }, mentions: /invalid log level/ },
       { name: 'LOGIN_MAX_FAILURES=-1', sources: { env: { LOGIN_MAX_FAILURES: '-1' } }, mentions: /LOGIN_MAX_FAILURES/ },
       { name: 'LOGIN_MAX_FAILURES=1.5', sources: { env: { LOGIN_MAX_FAILURES: '1.5' } }, mentions: /LOGIN_MAX_FAILURES/ },
+      { name: 'ALLOWED_HOSTS with a port', sources: { env: { ALLOWED_HOSTS: 'books.example.com:443' } }, mentions: /invalid ALLOWED_HOSTS entry "books\.example\.com:443"/ },
+      { name: 'ALLOWED_HOSTS in .env, invalid', sources: { dotenv: 'ALLOWED_HOSTS=*.example.com' }, mentions: /ALLOWED_HOSTS entry "\*\.example\.com".*\(ALLOWED_HOSTS in \.env\)$/ },
     ];
     for (const row of rows) {
       it(`ConfigError for ${row.name}`, () => {

@@ -75,7 +75,7 @@ describe('the CLI loses no log line on exit', () => {
     // A request in flight keeps the drain from ending by itself: its 100 Continue proves the handler
     // is reading its body, which never comes, so only the second signal can end the process.
     const socket = connect(service.port, '127.0.0.1');
-    socket.write('POST /token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\nExpect: 100-continue\r\n\r\n');
+    socket.write('POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 50\r\nExpect: 100-continue\r\n\r\n');
     const [first] = (await once(socket.setEncoding('utf8'), 'data')) as [string];
     assert.match(first, /^HTTP\/1\.1 100 Continue/);
     service.child.kill('SIGTERM');

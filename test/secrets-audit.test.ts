@@ -115,8 +115,8 @@ describe('secrets audit: a full session at LOG_LEVEL=debug prints no secret', ()
     const token = await runSession(session, (on) => (on ? writeFile(marker, '') : rm(marker)));
     // Raw: the server answers these before reading the rest, which fetch may see as a reset.
     for (const request of [
-      `POST /book HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\nContent-Length: 70000\r\n\r\n`,
-      `GET /books HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\nX-Big: ${'b'.repeat(17 * 1024)}\r\n\r\n`,
+      `POST /book HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${token}\r\nContent-Length: 70000\r\n\r\n`,
+      `GET /books HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${token}\r\nX-Big: ${'b'.repeat(17 * 1024)}\r\n\r\n`,
       `GET /books HTTP/9\r\nAuthorization: ${token}\r\n\r\n`,
     ]) {
       session.statuses.push((await rawRequestThenClose(main.port, request)).status);

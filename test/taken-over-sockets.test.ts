@@ -16,10 +16,10 @@ after(() => temp.removeAll());
  * these at any moment; an error on a socket without a listener would end the process.
  */
 const KINDS = {
-  'CONNECT to a path': 'CONNECT /book/1 HTTP/1.1\r\nHost: x\r\n\r\n',
+  'CONNECT to a path': 'CONNECT /book/1 HTTP/1.1\r\nHost: localhost\r\n\r\n',
   'CONNECT in authority form': 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
-  'CONNECT with bytes after it': 'CONNECT / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\n\r\n',
-  Upgrade: 'GET /healthz HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n',
+  'CONNECT with bytes after it': 'CONNECT / HTTP/1.1\r\nHost: localhost\r\n\r\nGET / HTTP/1.1\r\n\r\n',
+  Upgrade: 'GET /healthz HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n',
   'a malformed request line (400)': 'DELETE  HTTP/1.1\r\nHost: x\r\n\r\n',
   'conflicting Content-Length (400)': 'POST /book HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n',
   'headers too large (431)': `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(17 * 1024)}\r\n\r\n`,

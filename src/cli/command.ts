@@ -5,6 +5,7 @@ import { EVENT_STREAM_DEFAULTS } from '../events/stream-registry.ts';
 import { wellFormedDotenv } from './dotenv-lines.ts';
 import { ConfigError } from '../faults.ts';
 import { parseCorsOrigins } from '../http/cors.ts';
+import { parseAllowedHosts } from '../http/host-names.ts';
 import { TRANSPORT_LIMITS } from '../http/limits.ts';
 import { LOG_LEVELS, type LogLevel } from '../log.ts';
 import { DEFAULT_MEMORY_BUDGET_BYTES } from '../memory/budget.ts';
@@ -35,6 +36,8 @@ export interface Config {
   memoryBudgetBytes: number;
   /** Origins allowed to call from a browser (`*`: any); absent: CORS off (docs/contract.md, "Cross-origin requests"). */
   corsOrigins?: string[];
+  /** Host names accepted (docs/contract.md, "Host names"); absent: loopback names when HOST is loopback, else any. */
+  allowedHosts?: string[];
   /** The metrics listener (GET /metrics); absent: off. */
   metrics?: { port: number; host: string };
   /** Serve the built-in page at `GET /` (on unless `UI=off` or `--no-ui`). */
@@ -108,6 +111,8 @@ Environment only:
   MAX_EVENT_STREAMS   open GET /events streams, 1 or more (default ${EVENT_STREAM_DEFAULTS.maxStreams})
   MEMORY_BUDGET_MB    MiB clients may make the process hold beyond the catalogue, 1 or more (default ${DEFAULT_MEMORY_BUDGET_BYTES / MIB})
   CORS_ORIGINS        comma-separated origins browsers may call from (* for any); unset: CORS off
+  ALLOWED_HOSTS       comma-separated host names answered (.example.com: and its subdomains; * for any);
+                      unset: localhost names when HOST is a loopback address, else any
   UI                  on or off: the built-in page at / (default on)
 
 Flags win over environment variables, which win over a .env file in the working directory.
@@ -192,12 +197,9 @@ function resolveConfig(flags: Flags, env: EnvLookup, origin: Origin): Config {
   const connectionsText = env('MAX_CONNECTIONS');
   const streamsText = env('MAX_EVENT_STREAMS');
   const budgetText = env('MEMORY_BUDGET_MB');
-  let corsOrigins;
-  try {
-    corsOrigins = parseCorsOrigins(env('CORS_ORIGINS') ?? '');
-  } catch (err) {
-    throw origin(undefined, 'CORS_ORIGINS') === 'CORS_ORIGINS' ? err : new ConfigError(`${(err as Error).message} (CORS_ORIGINS in .env)`);
-  }
+  const corsOrigins = namingDotenv('CORS_ORIGINS', origin, () => parseCorsOrigins(env('CORS_ORIGINS') ?? ''));
+  const hostsText = env('ALLOWED_HOSTS');
+  const allowedHosts = hostsText === undefined ? undefined : namingDotenv('ALLOWED_HOSTS', origin, () => parseAllowedHosts(hostsText));
   const certFile = flags.tlsCert ?? env('TLS_CERT_FILE');
   const keyFile = flags.tlsKey ?? env('TLS_KEY_FILE');
   const metricsPort = flags.metricsPort ?? env('METRICS_PORT');
@@ -223,9 +225,19 @@ function resolveConfig(flags: Flags, env: EnvLookup, origin: Origin): Config {
     memoryBudgetBytes:
       budgetText === undefined ? DEFAULT_MEMORY_BUDGET_BYTES : MIB * parseWhole('memory budget', budgetText, 1, origin(undefined, 'MEMORY_BUDGET_MB'), MAX_BUDGET_MIB),
     ...(corsOrigins.length > 0 && { corsOrigins }),
+    ...(allowedHosts !== undefined && { allowedHosts }),
     ...(metricsPort !== undefined && { metrics: { port: parsePort(metricsPort, origin('metricsPort', 'METRICS_PORT')), host: flags.metricsHost ?? env('METRICS_HOST') ?? DEFAULTS.metricsHost } }),
     ui: flags.noUi !== true && parseOnOff('built-in page setting', env('UI') ?? 'on', origin(undefined, 'UI')),
   };
+}
+
+/** A list setting's parser names the variable in its message; one from `.env` says so too. */
+function namingDotenv<T>(key: string, origin: Origin, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw origin(undefined, key) === key ? err : new ConfigError(`${(err as Error).message} (${key} in .env)`);
+  }
 }
 
 function parseOnOff(what: string, text: string, from: string): boolean {

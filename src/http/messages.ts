@@ -24,6 +24,7 @@ export const ANSWERS = {
   payloadTooLarge: { status: 413, message: 'Payload too large' },
   tooManyLoginAttempts: { status: 429, message: 'Too many login attempts' },
   badRequest: { status: 400, message: 'Bad request' },
+  misdirectedRequest: { status: 421, message: 'Misdirected request' },
   requestTimeout: { status: 408, message: 'Request timeout' },
   headersTooLarge: { status: 431, message: 'Request header fields too large' },
   couldNotGenerateToken: { status: 500, message: 'Could not generate token' },

@@ -35,6 +35,7 @@ export function answer<S extends number>(
 /** Answers any request can get from the transport (docs/contract.md, "Transport"). */
 export const TRANSPORT = {
   '408': answer(408, [ANSWERS.requestTimeout.message]),
+  '421': answer(421, [ANSWERS.misdirectedRequest.message]),
   '431': answer(431, [ANSWERS.headersTooLarge.message]),
   '500': answer(500, [ANSWERS.internalError.message]),
 } as const;

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createHostCheck, type HostCheck } from '../http/host-names.ts';
 import { EXPOSITION_CONTENT_TYPE } from './exposition.ts';
 import type { Registry } from './registry.ts';
 
@@ -13,9 +14,13 @@ function plain(res: ServerResponse, status: number, text: string, headers: Recor
   res.end(`${text}\n`);
 }
 
-/** GET (and HEAD) /metrics with the registry's text; every other path 404, other methods 405. */
-function serveMetrics(registry: Registry): (req: IncomingMessage, res: ServerResponse) => void {
+/**
+ * GET (and HEAD) /metrics with the registry's text; every other path 404, other methods 405; a host
+ * the listener does not answer for 421 first, as on the service's port (docs/contract.md, "Host names").
+ */
+function serveMetrics(registry: Registry, hostAllowed: HostCheck | undefined): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
+    if (hostAllowed !== undefined && !hostAllowed(req)) return plain(res, 421, 'Misdirected request');
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
@@ -27,15 +32,23 @@ function serveMetrics(registry: Registry): (req: IncomingMessage, res: ServerRes
   };
 }
 
+export interface MetricsServerOptions {
+  /**
+   * The host names it answers for, in the form of `AppOptions.allowedHosts`; absent: any. A page
+   * that rebinds its name to a loopback listener would otherwise read the metrics.
+   */
+  allowedHosts?: readonly string[];
+}
+
 /**
  * The metrics listener: a plain-HTTP server, separate from the catalogue's port, that serves only
  * `GET /metrics` in the Prometheus text format 0.0.4. `listen` it where scrapers (and nobody
  * else) can reach it; the CLI binds it to 127.0.0.1 unless METRICS_HOST says otherwise.
  */
-export function createMetricsServer(registry: Registry): Server {
+export function createMetricsServer(registry: Registry, options: MetricsServerOptions = {}): Server {
   const server = createServer(
     { headersTimeout: METRICS_LIMITS.headersTimeoutMs, requestTimeout: METRICS_LIMITS.requestTimeoutMs },
-    serveMetrics(registry),
+    serveMetrics(registry, createHostCheck(options.allowedHosts)),
   );
   server.keepAliveTimeout = METRICS_LIMITS.keepAliveTimeoutMs;
   server.maxConnections = METRICS_LIMITS.maxConnections;

@@ -4,6 +4,7 @@ import { signingKeys } from '../auth/keys.ts';
 import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
 import { PreconditionFailedError } from '../faults.ts';
 import { createCors } from '../http/cors.ts';
+import { createHostCheck } from '../http/host-names.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { createReplyWriter, UNMATCHED_ROUTE } from '../http/reply-writer.ts';
 import { malformedRequest, pathOf, requestIdFrom } from '../http/request.ts';
@@ -38,6 +39,14 @@ export interface AppOptions {
   logger?: Logger;
   /** Origins allowed to call from a browser (`*`: any); empty or absent: CORS off. */
   corsOrigins?: readonly string[];
+  /**
+   * The host names the app answers for (docs/contract.md, "Host names"): `books.example.com`,
+   * `.example.com` (the domain and its subdomains), an address, or `*`. Any other Host is 421
+   * `Misdirected request`, so a page that rebinds its own name to this server's address gets
+   * nothing. Absent: any host (the server it is mounted in decides); LOOPBACK_HOST_NAMES suits one
+   * that listens on loopback only.
+   */
+  allowedHosts?: readonly string[];
   /** Clock in milliseconds, for tokens and throttling; default `Date.now`. */
   now?: () => number;
   /**
@@ -88,6 +97,7 @@ interface BoundRoute {
 }
 
 const NOT_FOUND = encodedReply(ANSWERS.notFound, 'null');
+const MISDIRECTED = encodedReply(ANSWERS.misdirectedRequest, 'null');
 const BOOK_REFUSED = envelopeReply(ANSWERS.invalidInput, 'null');
 const PRECONDITION_FAILED = envelopeReply(ANSWERS.preconditionFailed, 'null');
 
@@ -110,6 +120,8 @@ const NO_PARAMS = Object.freeze({});
  * `options.logger`. To stop: set `app.draining`, close your server, then `await app.close()`.
  */
 export function createApp(options: AppOptions): App {
+  // First: an invalid entry throws before anything is subscribed or watched.
+  const hostAllowed = createHostCheck(options.allowedHosts);
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
   const nowSeconds = (): number => Math.floor(now() / 1000);
@@ -155,8 +167,9 @@ export function createApp(options: AppOptions): App {
     try {
       // RFC 9112 §3.2: an HTTP/1.1 request without Host, or with two, is a 400; answered here, in the envelope.
       if (malformedRequest(req)) throw refusal('badRequest', { connection: 'close' });
-      // docs/contract.md, "Order of checks": route (404, then 405) → auth (401) → {id} (400) → body. 404, 405 and 401 are
-      // what a scan gets: answered as replies, not thrown (README, "Performance notes").
+      // docs/contract.md, "Order of checks": host (421) → route (404, then 405) → auth (401) → {id} (400) → body. 421,
+      // 404, 405 and 401 are what a scan gets: answered as replies, not thrown (README, "Performance notes").
+      if (hostAllowed !== undefined && !hostAllowed(req)) return send(ctx, MISDIRECTED);
       if (match.kind === 'none') return send(ctx, NOT_FOUND);
       if (match.kind === 'method') {
         const preflight = cors?.preflightHeaders(req, match.allow);
