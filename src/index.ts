@@ -26,4 +26,4 @@ export { parseCommand, type Command, type Config, type ConfigSources } from './c
 export type { Book, BookFields, BookPatch } from './model/book.ts';
 export { InvalidBookError } from './model/valid-book.ts';
 export { ANSWERS, MESSAGES, HttpError, type Answer, type Message } from './http/messages.ts';
-export { ERROR_CODES, ConfigError, DataDirLockedError, StoreCorruptError, StoreFormatError, StoreUnavailableError, PreconditionFailedError, ChangesUnavailableError } from './faults.ts';
+export { ERROR_CODES, ConfigError, DataDirLockedError, StoreCorruptError, StoreFormatError, StoreUnavailableError, PreconditionFailedError, ChangesUnavailableError, BookIdsExhaustedError } from './faults.ts';

@@ -1,5 +1,5 @@
 import { crc32 } from 'node:zlib';
-import { bookIdAt, decimalAt } from './decimal.ts';
+import { bookIdAt, bookIdIn, decimalAt } from './decimal.ts';
 
 /**
  * The journal: JSON lines, one change each, `{"seq":N,"op":"put","book":{…},"crc":C}` or
@@ -98,7 +98,7 @@ function parseRecord(buf: Buffer, start: number, end: number): JournalRecord | u
     return id === undefined ? undefined : { seq, op: 'put', id, json: buf.toString('utf8', from, mark) };
   }
   if (startsWith(buf, comma + 1, DEL_INFIX_B)) {
-    const id = decimalAt(buf, comma + 1 + DEL_INFIX_B.length, mark);
+    const id = bookIdIn(buf, comma + 1 + DEL_INFIX_B.length, mark);
     return id === undefined ? undefined : { seq, op: 'del', id };
   }
   return undefined;

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { MAX_BOOK_ID } from '../model/valid-book.ts';
 import { StoreCorruptError, StoreFormatError } from '../faults.ts';
 import type { ChangeEntry } from './change.ts';
 import { BookIndex } from './book-index.ts';
@@ -101,9 +102,12 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
   return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, changes, snapshotSeq, journals, torn, stale, temps };
 }
 
-/** Every `"id":N` in a torn record's bytes, in the order they appear. */
+/** Every `"id":N` in a torn record's bytes that names a book id (up to MAX_BOOK_ID), in the order they appear. */
 function idsIn(bytes: Buffer): number[] {
   const ids: number[] = [];
-  for (const m of bytes.toString('latin1').matchAll(/"id":(\d{1,15})/g)) ids.push(Number(m[1]));
+  for (const m of bytes.toString('latin1').matchAll(/"id":(\d{1,16})/g)) {
+    const id = Number(m[1]);
+    if (id >= 1 && id <= MAX_BOOK_ID) ids.push(id);
+  }
   return ids;
 }
