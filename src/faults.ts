@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   preconditionFailed: 'ERR_PRECONDITION_FAILED',
   invalidBook: 'ERR_INVALID_BOOK',
   changesUnavailable: 'ERR_CHANGES_UNAVAILABLE',
+  bookIdsExhausted: 'ERR_BOOK_IDS_EXHAUSTED',
 } as const;
 
 /** Invalid configuration: startup stops with this one line. */
@@ -82,6 +83,18 @@ export class PreconditionFailedError extends Error {
   constructor() {
     super('the book does not meet the condition of the write');
     this.name = 'PreconditionFailedError';
+  }
+}
+
+/**
+ * A create after the last book id (2^53 − 1) was given: ids are never reused, so no book can be
+ * created in this catalogue any more; nothing was written. Updates and deletes still work.
+ */
+export class BookIdsExhaustedError extends Error {
+  readonly code = ERROR_CODES.bookIdsExhausted;
+  constructor() {
+    super('every book id has been given: ids are never reused, so no book can be created');
+    this.name = 'BookIdsExhaustedError';
   }
 }
 

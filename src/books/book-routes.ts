@@ -59,6 +59,8 @@ const IF_MATCH: Parameter = {
 };
 const BOOK_NOT_FOUND = answer(404, [ANSWERS.bookNotFound.message]);
 const PRECONDITION_FAILED = answer(412, [ANSWERS.preconditionFailed.message]);
+/** Every id up to 2^53 − 1 was given and none is reused: no book can be created (docs/contract.md, "Books"). */
+const IDS_EXHAUSTED = answer(507, [ANSWERS.bookIdsExhausted.message]);
 
 /** A book answer with its strong ETag (RFC 9110 §8.8.3), so a client can send it back in If-Match. */
 function bookReply(answered: typeof ANSWERS.bookCreated | typeof ANSWERS.bookRetrieved | typeof ANSWERS.bookUpdated, json: string): Reply {
@@ -84,6 +86,7 @@ const CREATE_BOOK = defineRoute({
       ...NO_ROUTE,
       '413': TOO_LARGE,
       ...TRANSPORT,
+      '507': IDS_EXHAUSTED,
     },
   },
   handler: ({ store }: BookRouteDeps) =>

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { bookJson, type Book } from '../model/book.ts';
 import { validBookAt } from '../model/valid-book.ts';
 import { OutOfOrderError, readCatalogue, writeCatalogue, writeSortedCatalogue } from '../store/catalogue-file.ts';
+import { strictUtf8Text } from '../http/utf8.ts';
 import { arrayElements } from './json-array.ts';
 import type { BackupCommand } from './backup-command.ts';
 
@@ -60,11 +61,12 @@ async function write(out: NodeJS.WritableStream, chunk: string): Promise<void> {
  * large the catalogue (books in ascending id order, as export writes them). A file in another
  * order is read a second time and sorted in memory; stdin cannot be read twice, so there it is
  * refused. The directory's lock makes this fail while a service runs; a directory that already
- * holds a catalogue is refused. Every book must pass the API's own rules.
+ * holds a catalogue is refused. The file must be UTF-8 by the API's own rule (http/utf8.ts: invalid
+ * bytes are refused naming their offset, never replaced), and every book must pass the API's rules.
  */
 export async function importCatalogue(file: string, dataDir: string, stdin: NodeJS.ReadableStream): Promise<number> {
   const name = file === '-' ? 'stdin' : file;
-  const read = (): AsyncGenerator<Book> => checkedBooks(arrayElements(textOf(file === '-' ? stdin : createReadStream(file, { highWaterMark: 1 << 20 })), name));
+  const read = (): AsyncGenerator<Book> => checkedBooks(arrayElements(strictUtf8Text(file === '-' ? stdin : createReadStream(file, { highWaterMark: 1 << 20 }), name), name));
   try {
     return await writeSortedCatalogue(dataDir, read());
   } catch (err) {
@@ -75,12 +77,6 @@ export async function importCatalogue(file: string, dataDir: string, stdin: Node
   for await (const book of read()) books.push(book);
   await writeCatalogue(dataDir, books);
   return books.length;
-}
-
-/** The stream's text: with an encoding set, a readable yields strings, multi-byte characters whole. */
-function textOf(stream: NodeJS.ReadableStream): AsyncIterable<string> {
-  stream.setEncoding('utf8');
-  return stream as AsyncIterable<string>;
 }
 
 /** Each value as a book, by the API's own rule (model/valid-book.ts), or the index of the first that is not. */

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { sendContinue } from './continue.ts';
 import { refusal, type AnswerName, type HttpError } from './messages.ts';
+import { strictUtf8Decoder } from './utf8.ts';
 
 /** docs/contract.md, "Bodies": request bodies over 64 KiB are refused. */
 export const BODY_LIMIT = 64 * 1024;
@@ -57,8 +58,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-/* ignoreBOM keeps a leading byte-order mark in the text, so JSON.parse refuses it (docs/contract.md, "Bodies"). */
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const utf8 = strictUtf8Decoder();
 
 /**
  * Strict UTF-8, then JSON, then a plain object: anything else is the endpoint's own 400 message.

@@ -34,6 +34,7 @@ export const ANSWERS = {
   tooManyEventStreams: { status: 503, message: 'Too many event streams' },
   shuttingDown: { status: 503, message: 'Shutting down' },
   notReady: { status: 503, message: 'Not ready' },
+  bookIdsExhausted: { status: 507, message: 'Book ids exhausted' },
   internalError: { status: 500, message: 'Internal server error' },
 } as const;
 

@@ -5,6 +5,14 @@ import type { Book, BookFields, BookPatch } from './book.ts';
 export const MAX_TEXT_LENGTH = 1000;
 export const MIN_YEAR = -9999;
 export const MAX_YEAR = 9999;
+/**
+ * Book ids are safe integers (docs/contract.md, "Books"): past 2^53 − 1 a JavaScript number (and
+ * most JSON readers) no longer tells n from n + 1, so two books would share an id. The store gives
+ * no id above this one, and the journal's reader takes a record naming one as damage.
+ */
+export const MAX_BOOK_ID = Number.MAX_SAFE_INTEGER;
+/** The largest id a catalogue may be restored with (writeCatalogue, import): the next create still gets MAX_BOOK_ID. */
+export const MAX_RESTORED_ID = MAX_BOOK_ID - 1;
 
 /** The rule every accepting path states when it refuses a book. */
 export const VALID_BOOK_RULE = `a positive integer id, title and author (not blank, at most ${MAX_TEXT_LENGTH} characters) and an integer year from ${MIN_YEAR} to ${MAX_YEAR}`;
@@ -66,11 +74,23 @@ export function validPatch(value: Readonly<Record<string, unknown>>): BookPatch 
   return patch;
 }
 
-/** A whole book as a backup holds it: a positive safe-integer id and valid fields; unknown keys are ignored. */
+/** An id that would leave the next create without one (docs/contract.md, "Durability"). */
+class IdLeavesNoneError extends InvalidBookError {}
+
+/** An integer id above MAX_RESTORED_ID, however it is written: said apart from the other faults of a book. */
+function idLeavesNone(id: number): IdLeavesNoneError {
+  return new IdLeavesNoneError(`id ${id} leaves no id for the next create: the largest id a catalogue may hold is ${MAX_RESTORED_ID} (2^53 − 2)`);
+}
+
+/**
+ * A whole book as a backup holds it: a positive integer id up to MAX_RESTORED_ID and valid
+ * fields; unknown keys are ignored.
+ */
 export function validBook(value: unknown): Book {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidBookError();
   const b = value as Record<string, unknown>;
-  if (!Number.isSafeInteger(b.id) || (b.id as number) < 1) throw new InvalidBookError();
+  if (!Number.isInteger(b.id) || (b.id as number) < 1) throw new InvalidBookError();
+  if ((b.id as number) > MAX_RESTORED_ID) throw idLeavesNone(b.id as number);
   return { id: b.id as number, ...validFields(b) };
 }
 
@@ -78,7 +98,8 @@ export function validBook(value: unknown): Book {
 export function validBookAt(value: unknown, index: number): Book {
   try {
     return validBook(value);
-  } catch {
+  } catch (err) {
+    if (err instanceof IdLeavesNoneError) throw new InvalidBookError(`book at index ${index}: ${err.message}`);
     throw new InvalidBookError(`book at index ${index} is not valid: expected ${VALID_BOOK_RULE}`);
   }
 }

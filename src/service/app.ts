@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createAuthorizer, tokenExpiry } from '../auth/authorize.ts';
 import { signingKeys } from '../auth/keys.ts';
 import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
-import { PreconditionFailedError } from '../faults.ts';
+import { BookIdsExhaustedError, PreconditionFailedError } from '../faults.ts';
 import { createCors } from '../http/cors.ts';
 import { createHostCheck } from '../http/host-names.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
@@ -100,11 +100,13 @@ const NOT_FOUND = encodedReply(ANSWERS.notFound, 'null');
 const MISDIRECTED = encodedReply(ANSWERS.misdirectedRequest, 'null');
 const BOOK_REFUSED = envelopeReply(ANSWERS.invalidInput, 'null');
 const PRECONDITION_FAILED = envelopeReply(ANSWERS.preconditionFailed, 'null');
+const IDS_EXHAUSTED = envelopeReply(ANSWERS.bookIdsExhausted, 'null');
 
 /** The library faults a request can meet, as answers: the one place they are mapped. */
 function answerFault(err: unknown): Reply | undefined {
   if (err instanceof InvalidBookError) return BOOK_REFUSED;
   if (err instanceof PreconditionFailedError) return PRECONDITION_FAILED;
+  if (err instanceof BookIdsExhaustedError) return IDS_EXHAUSTED;
   return undefined;
 }
 

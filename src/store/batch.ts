@@ -1,4 +1,5 @@
 import { bookJson, type Book, type BookFields, type BookPatch } from '../model/book.ts';
+import { MAX_BOOK_ID } from '../model/valid-book.ts';
 import type { VersionCondition } from './book-store.ts';
 import type { ChangeEntry } from './change.ts';
 import { encodeDelete, encodePut } from './journal.ts';
@@ -10,18 +11,21 @@ export type Op =
   | { kind: 'delete'; id: number; condition: VersionCondition | undefined };
 /** An op whose condition did not hold: it changes nothing. */
 export const PRECONDITION_FAILED = Symbol('precondition failed');
-export type Result = Book | boolean | undefined | typeof PRECONDITION_FAILED;
+/** A create after the id MAX_BOOK_ID was given: it changes nothing. */
+export const NO_ID_LEFT = Symbol('no id left');
+export type Result = Book | boolean | undefined | typeof PRECONDITION_FAILED | typeof NO_ID_LEFT;
 
 /** What a batch does, decided before anything is written; memory changes only after the fsync. */
 export interface BatchPlan {
   /** id → the book's new JSON, or null when deleted. */
   changes: Map<number, string | null>;
-  /** One per op, in order: the book (create, update), undefined (no such book), found (delete), or PRECONDITION_FAILED. */
+  /** One per op, in order: the book (create, update), undefined (no such book), found (delete), PRECONDITION_FAILED or NO_ID_LEFT. */
   results: Result[];
   /** The journal records to append ('' when nothing changes). */
   text: string;
   /** One per record of `text`, in seq order: what the change feed publishes once they are durable. */
   entries: ChangeEntry[];
+  /** The id the next create gets; MAX_BOOK_ID + 1 once every id is given. */
   nextId: number;
   seq: number;
 }
@@ -53,6 +57,10 @@ export function planBatch(ops: readonly Op[], committed: (id: number) => string 
         plan.entries.push({ seq: plan.seq, type: 'deleted', id: op.id, bookJson: null });
       }
       plan.results.push(found);
+      continue;
+    }
+    if (op.kind === 'create' && plan.nextId > MAX_BOOK_ID) {
+      plan.results.push(NO_ID_LEFT);
       continue;
     }
     const book = op.kind === 'create' ? created(plan.nextId++, op.fields) : patched(before, op.patch);

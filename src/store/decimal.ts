@@ -1,3 +1,5 @@
+import { MAX_BOOK_ID } from '../model/valid-book.ts';
+
 /**
  * The decimal number in buf[from, to): 1-16 ASCII digits and a safe integer, else undefined.
  * Stricter than Number(), which also takes signs, spaces, exponents and hex: journal and snapshot
@@ -16,10 +18,18 @@ export function decimalAt(buf: Buffer, from: number, to: number): number | undef
 
 const BOOK_ID_PREFIX = Buffer.from('{"id":', 'latin1');
 
-/** The id of the book JSON starting at buf[start]: `{"id":`, then a positive decimal up to the next comma. */
+/**
+ * The book id in buf[from, to): a decimal from 1 to MAX_BOOK_ID, the bound the store gives ids
+ * within, so what the writer cannot write the reader takes as damage.
+ */
+export function bookIdIn(buf: Buffer, from: number, to: number): number | undefined {
+  const id = decimalAt(buf, from, to);
+  return id !== undefined && id >= 1 && id <= MAX_BOOK_ID ? id : undefined;
+}
+
+/** The id of the book JSON starting at buf[start]: `{"id":`, then a book id up to the next comma. */
 export function bookIdAt(buf: Buffer, start: number): number | undefined {
   const from = start + BOOK_ID_PREFIX.length;
   if (buf.compare(BOOK_ID_PREFIX, 0, BOOK_ID_PREFIX.length, start, from) !== 0) return undefined;
-  const id = decimalAt(buf, from, buf.indexOf(44, from));
-  return id !== undefined && id > 0 ? id : undefined;
+  return bookIdIn(buf, from, buf.indexOf(44, from));
 }

@@ -1,5 +1,5 @@
 import { crc32 } from 'node:zlib';
-import { bookIdAt, decimalAt } from './decimal.ts';
+import { bookIdAt, bookIdIn, decimalAt } from './decimal.ts';
 
 /**
  * The journal: JSON lines, one change each, `{"seq":N,"op":"put","book":{…},"crc":C}` or
@@ -98,7 +98,7 @@ function parseRecord(buf: Buffer, start: number, end: number): JournalRecord | u
     return id === undefined ? undefined : { seq, op: 'put', id, json: buf.toString('utf8', from, mark) };
   }
   if (startsWith(buf, comma + 1, DEL_INFIX_B)) {
-    const id = decimalAt(buf, comma + 1 + DEL_INFIX_B.length, mark);
+    const id = bookIdIn(buf, comma + 1 + DEL_INFIX_B.length, mark);
     return id === undefined ? undefined : { seq, op: 'del', id };
   }
   return undefined;
@@ -107,8 +107,13 @@ function parseRecord(buf: Buffer, start: number, end: number): JournalRecord | u
 export interface ScanResult {
   /** Sequence number of the last good record (firstSeq - 1 when none). */
   lastSeq: number;
-  /** Bytes of the header and whole good records; anything after is a torn tail (or nothing). */
+  /**
+   * Bytes of the header and whole good records; anything after is a torn tail, the one byte that
+   * stands where an unterminated last record's newline belongs, or nothing.
+   */
   goodLength: number;
+  /** Whether the last good record lacks its newline (missing, or one damaged byte in its place). */
+  unterminated: boolean;
   /** Whether the file starts with the header (false: written before headers existed, or empty). */
   marked: boolean;
 }
@@ -149,11 +154,27 @@ export function holdsNoRecord(bytes: Buffer): boolean {
 }
 
 /**
- * Walks a journal file's bytes. A final line without its newline is a torn tail (a crash
- * mid-append: the newline is the last byte written, and zeros a power loss leaves hold none): the
- * scan stops there. Anything else that is wrong, a complete final line failing its checksum
- * included, throws JournalDamage with the byte offset: a complete line was written whole, so a bad
- * one is damage, and dropping it could silently lose an acknowledged change.
+ * The final line buf[start, end) has no newline: the record it holds when it is one whole, either
+ * filling the line or followed by one byte where its newline belongs (a damaged newline). undefined
+ * when it holds none: a torn tail.
+ */
+function unterminatedRecord(buf: Buffer, start: number, end: number): { record: JournalRecord; end: number } | undefined {
+  for (const recordEnd of [end, end - 1]) {
+    const record = recordEnd > start ? parseRecord(buf, start, recordEnd) : undefined;
+    if (record !== undefined) return { record, end: recordEnd };
+  }
+  return undefined;
+}
+
+/**
+ * Walks a journal file's bytes. A final line without its newline that holds a whole record (it
+ * parses and passes its checksum, with or without one damaged byte where its newline belongs) was
+ * written whole and is kept: `unterminated` tells recovery to write its newline. One that does not
+ * is a torn tail (a crash mid-append: the newline is the last byte written, and zeros a power loss
+ * leaves hold none), never acknowledged: the scan stops there. Anything else that is wrong, a
+ * complete final line failing its checksum included, throws JournalDamage with the byte offset: a
+ * complete line was written whole, so a bad one is damage, and dropping it could silently lose an
+ * acknowledged change.
  */
 export function scanJournal(bytes: Buffer, firstSeq: number, apply: (r: JournalRecord) => void): ScanResult {
   const firstEnd = bytes.indexOf(10);
@@ -162,16 +183,23 @@ export function scanJournal(bytes: Buffer, firstSeq: number, apply: (r: JournalR
   const marked = header !== undefined;
   let offset = header ?? 0;
   let expected = firstSeq;
+  const check = (record: JournalRecord | undefined, at: number): JournalRecord => {
+    if (record === undefined) throw new JournalDamage(at, 'record does not parse or fails its checksum');
+    if (record.seq !== expected) throw new JournalDamage(at, `sequence number ${record.seq} where ${expected} was expected`);
+    return record;
+  };
   while (offset < bytes.length) {
     const end = bytes.indexOf(10, offset);
-    // A record without its newline was never acknowledged (the ack waits for the whole write).
-    if (end === -1) return { lastSeq: expected - 1, goodLength: offset, marked };
-    const record = parseRecord(bytes, offset, end);
-    if (record === undefined) throw new JournalDamage(offset, 'record does not parse or fails its checksum');
-    if (record.seq !== expected) throw new JournalDamage(offset, `sequence number ${record.seq} where ${expected} was expected`);
-    apply(record);
+    if (end === -1) {
+      const whole = unterminatedRecord(bytes, offset, bytes.length);
+      // A torn record was never acknowledged (the ack waits for the whole write and its fdatasync).
+      if (whole === undefined) return { lastSeq: expected - 1, goodLength: offset, unterminated: false, marked };
+      apply(check(whole.record, offset));
+      return { lastSeq: expected, goodLength: whole.end, unterminated: true, marked };
+    }
+    apply(check(parseRecord(bytes, offset, end), offset));
     expected++;
     offset = end + 1;
   }
-  return { lastSeq: expected - 1, goodLength: offset, marked };
+  return { lastSeq: expected - 1, goodLength: offset, unterminated: false, marked };
 }

@@ -4,7 +4,7 @@ import { silentLogger, type Logger } from '../log.ts';
 import { COMPACTION_DEFAULTS, type CompactionOptions } from './compaction.ts';
 import { makeDataDir } from '../fs/data-dir.ts';
 import { openDataFile } from '../fs/data-file.ts';
-import { nodeFileLayer, unlinkIfPresent, writeAtomic, type FileLayer } from '../fs/durable-fs.ts';
+import { appendAndSync, nodeFileLayer, unlinkIfPresent, writeAtomic, type FileLayer } from '../fs/durable-fs.ts';
 import { JournalWriter } from './journal-writer.ts';
 import { acquireLock } from './lock.ts';
 import { NO_STORE_OBSERVER, type StoreObserver } from './observer.ts';
@@ -27,7 +27,8 @@ export interface StoreOptions {
 
 /**
  * Opens (creating if needed, mode 0700) the data directory, takes its lock and recovers:
- * snapshot + the journal records after it, a torn final record cut away (kept beside it, logged at error), temp
+ * snapshot + the journal records after it, a torn final record cut away (kept beside it, logged at error), a
+ * whole last record that lacks its newline kept and its newline written (logged at error), temp
  * files and journals a finished compaction no longer needs removed. Damage anywhere else stops
  * here with StoreCorruptError naming the file and byte offset.
  */
@@ -61,10 +62,18 @@ async function repair(fs: FileLayer, dir: string, loaded: LoadedCatalogue, logge
     const keptIn = join(dir, `${name}.torn-${offset}`);
     await writeAtomic(fs, keptIn, (write) => write(bytes));
     logger.error('cut a torn final journal record left by a crash; its bytes are kept beside the journal', { file, offset, bytes: bytes.length, keptIn, ids });
-    const handle = await openDataFile(fs, file, 'r+');
+    await cutTo(fs, file, offset);
+  }
+  if (loaded.unterminated !== undefined) {
+    const { name, offset, damagedByte } = loaded.unterminated;
+    const file = join(dir, name);
+    // The record parses and passes its checksum: it was written whole and may have been
+    // acknowledged, so it is kept; only its newline is written again, before any record follows it.
+    logger.error('the last journal record lacks its newline; the record is whole and kept, and its newline is written', { file, offset, damagedByte });
+    if (damagedByte !== undefined) await cutTo(fs, file, offset);
+    const handle = await openDataFile(fs, file, 'a');
     try {
-      await handle.truncate(loaded.torn.offset);
-      await handle.datasync();
+      await appendAndSync(handle, NEWLINE);
     } finally {
       await handle.close();
     }
@@ -76,5 +85,18 @@ async function repair(fs: FileLayer, dir: string, loaded: LoadedCatalogue, logge
   if (leftovers.length > 0) {
     await fs.syncDir(dir);
     logger.info('removed files a crash left mid-compaction', { files: leftovers });
+  }
+}
+
+const NEWLINE = Buffer.from('\n', 'latin1');
+
+/** Truncates `file` to `length` bytes, durably. */
+async function cutTo(fs: FileLayer, file: string, length: number): Promise<void> {
+  const handle = await openDataFile(fs, file, 'r+');
+  try {
+    await handle.truncate(length);
+    await handle.datasync();
+  } finally {
+    await handle.close();
   }
 }

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { MAX_BOOK_ID } from '../model/valid-book.ts';
 import { StoreCorruptError, StoreFormatError } from '../faults.ts';
 import type { ChangeEntry } from './change.ts';
 import { BookIndex } from './book-index.ts';
@@ -23,6 +24,12 @@ export interface LoadedCatalogue {
   journals: RecoveredJournal[];
   /** A torn final record at the end of the last journal: where it starts, its bytes, the ids in them. */
   torn: { name: string; offset: number; bytes: Buffer; ids: number[] } | undefined;
+  /**
+   * The last journal's last record is whole but lacks its newline: where the newline belongs, and
+   * the byte that stands there instead (undefined when the file ends there). Its journal's `bytes`
+   * count the newline that openStore writes.
+   */
+  unterminated: { name: string; offset: number; damagedByte: number | undefined } | undefined;
   /** Journals whose every record the snapshot already holds (left by a crash mid-compaction). */
   stale: string[];
   /** Temp files a crash left mid-write. */
@@ -64,6 +71,7 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
   };
   let seq = snapshotSeq;
   let torn: LoadedCatalogue['torn'];
+  let unterminated: LoadedCatalogue['unterminated'];
   const journals: RecoveredJournal[] = [];
   for (const [i, { name, firstSeq }] of live.entries()) {
     const path = join(dir, name);
@@ -85,8 +93,12 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
       if (err instanceof JournalVersionUnknown) throw new StoreFormatError(path, err.message);
       throw err;
     }
-    if (result.goodLength < bytes.length) {
+    if (result.unterminated || result.goodLength < bytes.length) {
       if (i < live.length - 1) throw new StoreCorruptError(path, result.goodLength, 'an incomplete record before the last journal ends');
+    }
+    if (result.unterminated) {
+      unterminated = { name, offset: result.goodLength, damagedByte: bytes[result.goodLength] };
+    } else if (result.goodLength < bytes.length) {
       const tail = bytes.subarray(result.goodLength);
       const ids = idsIn(tail);
       // Never acknowledged, but an id seen there is not handed out again (it may be in a log or a client).
@@ -94,17 +106,20 @@ export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedC
       torn = { name, offset: result.goodLength, bytes: Buffer.from(tail), ids };
     }
     seq = Math.max(seq, result.lastSeq);
-    journals.push({ name, firstSeq, bytes: result.goodLength, lastSeq: result.lastSeq, marked: result.marked });
+    journals.push({ name, firstSeq, bytes: result.goodLength + (result.unterminated ? 1 : 0), lastSeq: result.lastSeq, marked: result.marked });
   }
   // Replay spreads changes over many pages: startup rebuilds their list text before anyone waits on it.
   index.buildListTexts(Infinity);
   const temps = names.filter((n) => n === `${SNAPSHOT_FILE}${TEMP_SUFFIX}` || n === PROBE_FILE);
-  return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, changes, snapshotSeq, journals, torn, stale, temps };
+  return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, changes, snapshotSeq, journals, torn, unterminated, stale, temps };
 }
 
-/** Every `"id":N` in a torn record's bytes, in the order they appear. */
+/** Every `"id":N` in a torn record's bytes that names a book id (up to MAX_BOOK_ID), in the order they appear. */
 function idsIn(bytes: Buffer): number[] {
   const ids: number[] = [];
-  for (const m of bytes.toString('latin1').matchAll(/"id":(\d{1,15})/g)) ids.push(Number(m[1]));
+  for (const m of bytes.toString('latin1').matchAll(/"id":(\d{1,16})/g)) {
+    const id = Number(m[1]);
+    if (id >= 1 && id <= MAX_BOOK_ID) ids.push(id);
+  }
   return ids;
 }

@@ -1,3 +1,4 @@
+import { MAX_BOOK_ID } from '../model/valid-book.ts';
 import type { ChangeEntry, ChangeType } from './change.ts';
 
 /**
@@ -11,7 +12,7 @@ export function changeLine(entry: ChangeEntry): string {
   return `{"seq":${entry.seq},"type":"${entry.type}","id":${entry.id},"book":${entry.bookJson ?? 'null'}}`;
 }
 
-const LINE = /^\{"seq":(\d{1,15}),"type":"(created|updated|deleted)","id":(\d{1,15}),"book":(.*)\}$/s;
+const LINE = /^\{"seq":(\d{1,16}),"type":"(created|updated|deleted)","id":(\d{1,16}),"book":(.*)\}$/s;
 
 /** A change line → entry; undefined when it is not one `changeLine` would write. */
 function parseLine(text: string): ChangeEntry | undefined {
@@ -20,8 +21,12 @@ function parseLine(text: string): ChangeEntry | undefined {
   const type = m[2] as ChangeType;
   const book = m[4] as string;
   const deleted = type === 'deleted';
+  const seq = Number(m[1]);
+  const id = Number(m[3]);
+  // Ids up to MAX_BOOK_ID, as the store gives them: a 16-digit id is a real one.
+  if (!Number.isSafeInteger(seq) || id < 1 || id > MAX_BOOK_ID) return undefined;
   if (deleted !== (book === 'null') || (!deleted && !book.startsWith(`{"id":${m[3]},`))) return undefined;
-  return { seq: Number(m[1]), type, id: Number(m[3]), bookJson: deleted ? null : book };
+  return { seq, type, id, bookJson: deleted ? null : book };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { bookJson, type Book } from '../model/book.ts';
+import { MAX_BOOK_ID } from '../model/valid-book.ts';
 import { StoreCorruptError, StoreFormatError } from '../faults.ts';
 import { readDataFile } from '../fs/data-file.ts';
 import { isNotFound, writeAtomic, type FileLayer } from '../fs/durable-fs.ts';
@@ -188,8 +189,10 @@ function parseHeader(line: string): (SnapshotHeader & { version: number }) | und
   if (version > SNAPSHOT_VERSION) return { version, seq: 0, nextId: 0 };
   try {
     const h = JSON.parse(`${line}]}`) as Record<string, unknown>;
-    if (h.format !== FORMAT || !Number.isSafeInteger(h.seq) || !Number.isSafeInteger(h.nextId)) return undefined;
-    return { version, seq: h.seq as number, nextId: h.nextId as number };
+    // nextId is MAX_BOOK_ID + 1 once every id was given: exact as a double, and never a book's id.
+    const nextId = h.nextId as number;
+    if (h.format !== FORMAT || !Number.isSafeInteger(h.seq) || !Number.isInteger(nextId) || nextId < 1 || nextId > MAX_BOOK_ID + 1) return undefined;
+    return { version, seq: h.seq as number, nextId };
   } catch {
     return undefined;
   }
