@@ -202,6 +202,7 @@ export class FileBookStore implements DurableBookStore {
       await this.#compactor.idle();
       await this.#journal.close();
     } finally {
+      this.#feed.release();
       // The directory must be usable again (a restart, a retry) even when closing the file failed.
       await this.#release();
     }
