@@ -123,7 +123,7 @@ export class FileBookStore implements DurableBookStore {
   }
 
   get writable(): boolean {
-    return this.#unavailable() === undefined && !this.#probe.running;
+    return this.#unavailable() === undefined && !this.#probe.running && !this.#compactor.failing;
   }
 
   get stats(): Readonly<StoreStats> {
