@@ -27,7 +27,7 @@ export interface CompactionOptions extends RetryPacing {
 /**
  * After a failure, the next attempt waits 1 s, then 2, 4, … up to a minute: each attempt may write a
  * whole snapshot, and a disk that refuses it for good must cost one attempt a minute, not one per
- * write. The journal keeps every change meanwhile, and a minute is how long readiness stays 503
+ * write. The journal keeps every change meanwhile, and readiness stays 503 for at most a minute
  * once the disk works again.
  */
 export const COMPACTION_DEFAULTS: CompactionOptions = { minBytes: 256 * 1024, ratio: 0.25, chunkBooks: SNAPSHOT_CHUNK_BOOKS, retryMs: 1000, maxRetryMs: 60_000 };
@@ -81,7 +81,7 @@ export class Compactor {
   #running: Promise<void> | undefined;
   #requests: Request[] = [];
   readonly #failures: CompactionFailures;
-  /** Set after a failure until the next attempt is due: no attempt starts while it runs. */
+  /** Set after a failure until the next attempt is due: none starts by itself before (one asked for with `request` does). */
   #retryTimer: NodeJS.Timeout | undefined;
 
   constructor(parts: CompactorParts, options: CompactionOptions) {
@@ -183,6 +183,9 @@ export class Compactor {
     if (err instanceof SnapshotAborted) return;
     this.#p.observer.compactionFailed();
     const delay = this.#failures.failed(err);
+    // A failed attempt asked for during the backoff restarts it with the longer wait.
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
     if (this.#p.closed()) return;
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = undefined;
