@@ -108,9 +108,9 @@ function withAdvice(err: StoreCorruptError): string {
   return `${err.message}. Nothing was changed; ${next} (README: Storage, Recovery)`;
 }
 
-async function openDataDir(dataDir: string, logger: Logger, observer: StoreObserver | undefined): Promise<BookStore> {
+async function openDataDir(dataDir: string, logger: Logger, observer: StoreObserver | undefined, memoryBudget: MemoryBudget): Promise<BookStore> {
   try {
-    return await openStore(dataDir, { logger, ...(observer !== undefined && { observer }) });
+    return await openStore(dataDir, { logger, memoryBudget, ...(observer !== undefined && { observer }) });
   } catch (err) {
     if (err instanceof StoreCorruptError) throw new StartupError(withAdvice(err));
     if (err instanceof DataDirLockedError) throw new StartupError(err.message);
@@ -135,6 +135,7 @@ async function startServer(
   tls: ReturnType<typeof readTlsFiles> | undefined,
   logger: Logger,
   metrics: CatalogueMetrics | undefined,
+  memoryBudget: MemoryBudget,
 ): Promise<Running> {
   const secrets = await resolveSecrets(config, dataDir, logger);
   let server;
@@ -150,7 +151,7 @@ async function startServer(
       ...(tls !== undefined && { tls }),
       limits: { maxConnections: config.maxConnections },
       eventStreams: { maxStreams: config.maxEventStreams },
-      memoryBudget: new MemoryBudget(config.memoryBudgetBytes),
+      memoryBudget,
       ...(config.corsOrigins !== undefined && { corsOrigins: config.corsOrigins }),
       ...withAllowedHosts(config.allowedHosts ?? defaultAllowedHosts(config.host)),
       ...(metrics !== undefined && { metrics }),
@@ -237,17 +238,19 @@ async function serve(config: Config, warnings: readonly string[]): Promise<void>
   for (const warning of warnings) logger.warn(warning);
   const dataDir = resolve(config.dataDir);
   const metrics = config.metrics === undefined ? undefined : createMetrics();
+  // One budget for the store's retained changes and everything the app's clients hold.
+  const memoryBudget = new MemoryBudget(config.memoryBudgetBytes);
   let store: BookStore;
   let running: Running;
   let stopMetrics: (() => void) | undefined;
   try {
-    store = await openDataDir(dataDir, logger, metrics?.storeObserver);
+    store = await openDataDir(dataDir, logger, metrics?.storeObserver, memoryBudget);
   } catch (err) {
     metrics?.close();
     return fatal((err as StartupError).message);
   }
   try {
-    running = await startServer(config, store, dataDir, tls, logger, metrics);
+    running = await startServer(config, store, dataDir, tls, logger, metrics, memoryBudget);
   } catch (err) {
     metrics?.close();
     await store.close();

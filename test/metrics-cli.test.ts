@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parseCommand, type Config } from '../src/cli/command.ts';
+import { RETAINED_CHANGES } from '../src/store/change-log.ts';
+import { openStore } from '../src/store/open.ts';
 import { killAll, startMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
@@ -48,6 +51,32 @@ describe('METRICS_PORT / --metrics-port', () => {
       const publicAnswer = await fetch(`${service.url}/metrics`);
       assert.equal(publicAnswer.status, 404);
       assert.equal(((await publicAnswer.json()) as { message: string }).message, 'Not found');
+    } finally {
+      const exit = await service.stop();
+      assert.equal(exit.code, 0, exit.stderr);
+    }
+  });
+
+  it('the store and the app draw from one memory budget: changes recovered beyond the last 10,000 show on the app\'s retained_changes gauge', async () => {
+    const cwd = await dirs.make();
+    // A journal with more than RETAINED_CHANGES changes and no snapshot: recovery keeps them all.
+    const store = await openStore(join(cwd, 'data'), { compaction: { minBytes: Number.MAX_SAFE_INTEGER } });
+    await store.create({ title: 'One book', author: 'A', year: 2000 });
+    for (let done = 0; done < RETAINED_CHANGES + 500; done += 500) {
+      await Promise.all(Array.from({ length: 500 }, (_, i) => store.update(1, { year: (done + i) % 9999 })));
+    }
+    await store.close();
+    const service = await startMain({ cwd, args: ['--port', '0', '--host', '127.0.0.1', '--metrics-port', '0', '--data-dir', 'data'], env: ENV });
+    try {
+      const line = service
+        .output()
+        .stdout.split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { metricsPort?: number })
+        .find((l) => l.metricsPort !== undefined);
+      const text = await (await fetch(`http://127.0.0.1:${line?.metricsPort}/metrics`)).text();
+      const held = /^book_catalogue_memory_held_bytes\{consumer="retained_changes"\} (\d+)$/m.exec(text);
+      assert.ok(Number(held?.[1]) > 0, `the app's budget sees the store's retained changes: ${held?.[0]}`);
     } finally {
       const exit = await service.stop();
       assert.equal(exit.code, 0, exit.stderr);

@@ -4,6 +4,7 @@ import { after, describe, it } from 'node:test';
 import { openStore } from '../src/index.ts';
 import { PROBE_FILE } from '../src/store/write-probe.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { noFreeInodes } from './helpers/no-free-inodes.ts';
 import { ioError, recordingFs, type RecordingFs } from './helpers/recording-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
@@ -106,6 +107,42 @@ describe('GET /readyz', () => {
       assert.deepEqual(await readyz(app), NOT_READY);
       assert.equal((await app.request('POST', '/book', { body: { title: 'T', author: 'A', year: 1 } })).status, 500, 'writes are refused');
       assert.deepEqual(await readyz(app), NOT_READY);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('stays 200 through one and two failed compactions, is 503 Not ready from the third in a row, and 200 again once one succeeds', async () => {
+    const disk = noFreeInodes();
+    // No retry on the clock within the test: each attempt is the one asked for.
+    const app = await startApp({ storeOptions: { fs: disk.fs, compaction: { retryMs: 3_600_000 } } });
+    try {
+      disk.fail();
+      const seen: unknown[] = [];
+      for (let i = 0; i < 3; i++) {
+        await assert.rejects(app.store.compact(), /ENOSPC/);
+        seen.push(await readyz(app));
+      }
+      assert.deepEqual(seen, [READY, READY, NOT_READY]);
+      assert.equal((await app.request('POST', '/book', { body: { title: 'T', author: 'A', year: 1 } })).status, 201, 'writes are still taken');
+      disk.heal();
+      await app.store.compact();
+      assert.deepEqual(await readyz(app), READY);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('after repeated failed compactions, comes back to 200 by itself (no client write) once the disk works', async () => {
+    const disk = noFreeInodes();
+    const app = await startApp({ storeOptions: { fs: disk.fs, compaction: { minBytes: 1, ratio: 0, retryMs: PROBE_MS, maxRetryMs: PROBE_MS } } });
+    try {
+      disk.fail();
+      assert.equal((await app.request('POST', '/book', { body: { title: 'T', author: 'A', year: 1 } })).status, 201);
+      assert.deepEqual(await readyzBecomes(app, NOT_READY), NOT_READY);
+      disk.heal();
+      assert.deepEqual(await readyzBecomes(app, READY), READY);
+      assert.ok(app.store.stats.compactions >= 1);
     } finally {
       await app.close();
     }

@@ -121,7 +121,7 @@ describe('store compaction', () => {
     await store.close();
   });
 
-  it('after a failed compaction the next try waits for another minimum of journal, not the next write', async () => {
+  it('after a failed compaction the next try waits for its backoff, not the next write nor another minimum of journal', async () => {
     const dir = await tempDir();
     const rec = recordingFs();
     // Starting the new journal fails (a full disk): the current journal keeps growing.
@@ -130,7 +130,8 @@ describe('store compaction', () => {
     const lines: string[] = [];
     const logger = createLogger({ level: 'error', write: (line) => lines.push(line) });
     const minBytes = 1000;
-    const store = await openStore(dir, { fs, logger, compaction: { minBytes } });
+    // A backoff far beyond the test: no attempt can be due to the clock.
+    const store = await openStore(dir, { fs, logger, compaction: { minBytes, retryMs: 3_600_000 } });
     full = true;
     const failures = (): number => lines.filter((l) => l.includes('compaction failed')).length;
     const write = () => store.create({ title: 'Growing the journal', author: 'A', year: 2000 });
@@ -139,12 +140,11 @@ describe('store compaction', () => {
     while (store.stats.journalBytes < failedAt + minBytes - 200) await write();
     assert.equal(failures(), 1, 'no new attempt within a minimum of journal after the failure');
     full = false;
-    // Stop once the retry has completed: it removes the older journals, so journalBytes drops and
-    // writing on towards the bound would start a second, unrelated compaction.
-    while (store.stats.compactions === 0 && store.stats.journalBytes <= failedAt + minBytes + 200) await write();
-    // The snapshot is written in the background after the journal switch.
-    for (let i = 0; i < 200 && store.stats.compactions === 0; i++) await new Promise((r) => setTimeout(r, 5));
-    assert.equal(store.stats.compactions, 1, 'a new attempt, which succeeds, once that much more journal is written');
+    // Retrying after each minimum of journal would try a disk that fails for good once per minBytes written.
+    while (store.stats.journalBytes <= failedAt + 3 * minBytes) await write();
+    assert.equal(store.stats.compactions, 0, 'nor after more than a minimum of journal');
+    await store.compact();
+    assert.equal(store.stats.compactions, 1, 'a compaction asked for is not held back by the backoff, and succeeds');
     await store.close();
   });
 });

@@ -83,6 +83,7 @@ function createStoreObserver(registry: Registry): StoreObserver {
   const fsync = registry.histogram('book_catalogue_fsync_duration_seconds', 'Time the journal fdatasync of a group commit took, in seconds.', FSYNC_BUCKETS).labels();
   const failures = registry.counter('book_catalogue_write_failures_total', 'Journal writes or fdatasyncs that failed (their changes were refused).').labels();
   const compaction = registry.histogram('book_catalogue_compaction_duration_seconds', 'Time a compaction took, from journal rotation to durable snapshot, in seconds.', COMPACTION_BUCKETS).labels();
+  const compactionFailures = registry.counter('book_catalogue_compaction_failures_total', 'Compactions that failed (the journal kept every change; the next attempt waits).').labels();
   return {
     opened: (opened) => {
       store = opened;
@@ -93,6 +94,7 @@ function createStoreObserver(registry: Registry): StoreObserver {
     },
     writeFailed: () => failures.inc(),
     compacted: (seconds) => compaction.observe(seconds),
+    compactionFailed: () => compactionFailures.inc(),
   };
 }
 

@@ -57,7 +57,7 @@ export const READINESS_ROUTE = defineRoute({
   operation: {
     operationId: 'readiness',
     summary: 'Readiness: 200 only while a write would be accepted',
-    description: '503 while the service drains, while the store refuses writes until a restart, and after a failed write until the store has written durably again by itself.',
+    description: '503 while the service drains, while the store refuses writes until a restart, after a failed write until the store has written durably again by itself, and from the third failed compaction in a row until one succeeds.',
     tags: ['operations'],
     security: [],
     responses: {

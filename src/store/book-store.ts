@@ -14,9 +14,10 @@ export interface BookStore {
   readonly dir: string;
   readonly size: number;
   /**
-   * Whether a write would be accepted now (GET /readyz): false once closed, while read-only until
-   * a restart, and after a failed write until the store has shown by itself that it can write
-   * durably again.
+   * Whether writes should be sent here now (GET /readyz): false once closed, while read-only until
+   * a restart, after a failed write until the store has shown by itself that it can write
+   * durably again, and while compaction keeps failing (the disk refuses new files: writes are
+   * still taken, but the journal and the memory it costs only grow) until an attempt succeeds.
    */
   readonly writable: boolean;
   /** The book as response JSON (`id, title, author, year`), cached. */

@@ -1,7 +1,25 @@
+import type { Charge, MemoryBudget } from '../memory/budget.ts';
 import type { ChangeEntry } from './change.ts';
 
 /** Changes kept whatever the snapshots do (issue 11): a client this far behind can still resume. */
 export const RETAINED_CHANGES = 10_000;
+
+/**
+ * What a retained change costs beyond its book's JSON text: the entry, its array slot and the
+ * string's header. Measured as heapUsed after gc (`node --expose-gc`) around 100k updates of one
+ * book through the store while compaction fails: 154, 182 and 1148 bytes per change for 64, 95
+ * and 1064 characters of Latin-1 JSON, so about 90 plus the characters.
+ */
+const ENTRY_OVERHEAD_BYTES = 96;
+
+/**
+ * What the feed is charged for holding `entry`, read from what it holds with no serialising: two
+ * bytes per character, since V8 keeps text outside Latin-1 in two bytes each (a bound, not a
+ * measure: Latin-1 JSON costs about half of its part).
+ */
+export function retainedBytes(entry: ChangeEntry): number {
+  return ENTRY_OVERHEAD_BYTES + 2 * (entry.bookJson?.length ?? 0);
+}
 
 /** Called with each batch of changes, once it is durable and applied to memory, in seq order. */
 export type ChangeListener = (changes: readonly ChangeEntry[]) => void;
@@ -35,6 +53,11 @@ export interface ChangeFeed {
  * seq is found by arithmetic. Kept: at least the last RETAINED_CHANGES, and every change since the
  * last snapshot when that is more. Both survive a restart: the changes since the snapshot are in
  * the journal, and the snapshot carries the last RETAINED_CHANGES up to its own seq (`latest`).
+ *
+ * The changes kept beyond the last RETAINED_CHANGES (the extra ones) grow without limit while no
+ * snapshot can be taken, so they draw from the memory budget as `retained_changes`: when it is
+ * spent, the oldest of them leave memory (docs/contract.md, "Change feed"). The last
+ * RETAINED_CHANGES are never dropped that way, nor anything in the journal.
  */
 export class ChangeLog implements ChangeFeed {
   #entries: ChangeEntry[];
@@ -45,17 +68,26 @@ export class ChangeLog implements ChangeFeed {
   #snapshotSeq: number;
   readonly #listeners = new Set<ChangeListener>();
   readonly #onListenerError: (err: unknown) => void;
+  /** retainedBytes of the extra changes counted so far: those after `oldest`, up to #countedThrough. */
+  #extraBytes = 0;
+  #countedThrough: number;
+  readonly #budget: MemoryBudget | undefined;
+  readonly #charge: Charge | undefined;
 
   /**
    * `entries`: the contiguous changes up to `seq` that recovery found (the snapshot's, then the
-   * journal's); `snapshotSeq`: the snapshot's seq (default: before the first entry).
+   * journal's); `snapshotSeq`: the snapshot's seq (default: before the first entry); `budget`: what
+   * the extra changes are charged to (none: they are not counted).
    */
-  constructor(seq: number, entries: ChangeEntry[], onListenerError: (err: unknown) => void, snapshotSeq = seq - entries.length) {
+  constructor(seq: number, entries: ChangeEntry[], onListenerError: (err: unknown) => void, snapshotSeq = seq - entries.length, budget?: MemoryBudget) {
     this.#seq = seq;
     this.#entries = entries;
     this.#snapshotSeq = snapshotSeq;
     this.#onListenerError = onListenerError;
-    this.#trim();
+    this.#countedThrough = this.oldest;
+    this.#budget = budget;
+    this.#charge = budget?.add({ kind: 'retained_changes', moved: () => 0, shed: () => this.#shed() });
+    this.#retain();
   }
 
   get seq(): number {
@@ -86,7 +118,7 @@ export class ChangeLog implements ChangeFeed {
   append(batch: readonly ChangeEntry[]): void {
     for (const entry of batch) this.#entries.push(entry);
     this.#seq += batch.length;
-    this.#trim();
+    this.#retain();
     for (const listener of this.#listeners) {
       try {
         listener(batch);
@@ -100,16 +132,76 @@ export class ChangeLog implements ChangeFeed {
   /** The compactor's hook: a snapshot holding every change up to `seq` is durable. */
   snapshotTaken(seq: number): void {
     this.#snapshotSeq = Math.max(this.#snapshotSeq, seq);
-    this.#trim();
+    this.#retain();
   }
 
-  #trim(): void {
-    const floor = Math.min(this.#snapshotSeq, this.#seq - RETAINED_CHANGES);
-    const drop = floor - this.oldest;
+  /** The store closed: its changes no longer count against the budget. */
+  release(): void {
+    this.#charge?.release();
+  }
+
+  /**
+   * Counts the changes that just became extra, drops those a snapshot holds, and reports what is
+   * left. A change is read once as it leaves the last RETAINED_CHANGES and at most once more when
+   * it is dropped: O(1) amortized per change.
+   */
+  #retain(): void {
+    const through = this.#seq - RETAINED_CHANGES;
+    if (this.#charge !== undefined && through > this.#countedThrough) {
+      this.#extraBytes += this.#bytesOf(this.#countedThrough, through);
+      this.#countedThrough = through;
+    }
+    this.#dropThrough(Math.min(this.#snapshotSeq, through), false);
+    this.#charge?.set(this.#extraBytes);
+  }
+
+  /**
+   * The budget is spent: the oldest extra changes leave memory at once, enough to bring the budget
+   * back within its limit and at least half of what they held, so that the next shed waits for as
+   * many changes again (each one copies the changes kept).
+   */
+  #shed(): void {
+    const budget = this.#budget as MemoryBudget;
+    const target = Math.min(this.#extraBytes / 2, this.#extraBytes - (budget.held - budget.limit));
+    const last = this.#seq - RETAINED_CHANGES;
+    let seq = this.oldest;
+    let bytes = this.#extraBytes;
+    while (bytes > target && seq < last) bytes -= retainedBytes(this.#at(++seq));
+    this.#dropThrough(seq, true);
+    (this.#charge as Charge).set(this.#extraBytes);
+  }
+
+  /** The entry for a retained `seq`. */
+  #at(seq: number): ChangeEntry {
+    return this.#entries[this.#head + (seq - this.oldest) - 1] as ChangeEntry;
+  }
+
+  /** retainedBytes of the retained changes after `from` up to `to`. */
+  #bytesOf(from: number, to: number): number {
+    const entries = this.#entries;
+    const start = this.#head + (from - this.oldest);
+    const end = start + (to - from);
+    let bytes = 0;
+    for (let i = start; i < end; i++) bytes += retainedBytes(entries[i] as ChangeEntry);
+    return bytes;
+  }
+
+  /**
+   * Drops the changes up to `seq` (only extra ones are ever asked for, all of them counted).
+   * The dead prefix is copied out once it is as long as the live part (O(1) amortized per change),
+   * or at once when `now`: memory the budget asked for must really be freed.
+   */
+  #dropThrough(seq: number, now: boolean): void {
+    const oldest = this.oldest;
+    const drop = seq - oldest;
     if (drop <= 0) return;
+    if (this.#charge !== undefined) {
+      // Whichever is shorter: subtract what goes, or count again what stays (none, after a snapshot that caught up).
+      const stays = this.#countedThrough - seq;
+      this.#extraBytes = stays < drop ? this.#bytesOf(seq, this.#countedThrough) : this.#extraBytes - this.#bytesOf(oldest, seq);
+    }
     this.#head += drop;
-    // Copy out the live part once the dead prefix is as long as it: O(1) amortized per change.
-    if (this.#head * 2 >= this.#entries.length) {
+    if (now || this.#head * 2 >= this.#entries.length) {
       this.#entries = this.#entries.slice(this.#head);
       this.#head = 0;
     }

@@ -3,13 +3,15 @@ import type { FileLayer } from '../fs/durable-fs.ts';
 import type { ChangeEntry } from './change.ts';
 import type { JournalWriter } from './journal-writer.ts';
 import type { StoreObserver } from './observer.ts';
+import { CompactionFailures, type RetryPacing } from './compaction-failures.ts';
 import { SNAPSHOT_CHUNK_BOOKS, SnapshotAborted, writeSnapshot, type SnapshotHeader } from './snapshot.ts';
 
 /**
  * When the journal is folded into a new snapshot (StoreOptions.compaction; each field optional
- * there, defaults in COMPACTION_DEFAULTS): journal size against the snapshot's, and chunk size.
+ * there, defaults in COMPACTION_DEFAULTS): journal size against the snapshot's, chunk size, and
+ * the pacing of attempts after a failure.
  */
-export interface CompactionOptions {
+export interface CompactionOptions extends RetryPacing {
   /** The journal may always grow to this size: tiny catalogues do not compact on every write. */
   minBytes: number;
   /**
@@ -22,7 +24,13 @@ export interface CompactionOptions {
   chunkBooks: number;
 }
 
-export const COMPACTION_DEFAULTS: CompactionOptions = { minBytes: 256 * 1024, ratio: 0.25, chunkBooks: SNAPSHOT_CHUNK_BOOKS };
+/**
+ * After a failure, the next attempt waits 1 s, then 2, 4, … up to a minute: each attempt may write a
+ * whole snapshot, and a disk that refuses it for good must cost one attempt a minute, not one per
+ * write. The journal keeps every change meanwhile, and readiness stays 503 for at most a minute
+ * once the disk works again.
+ */
+export const COMPACTION_DEFAULTS: CompactionOptions = { minBytes: 256 * 1024, ratio: 0.25, chunkBooks: SNAPSHOT_CHUNK_BOOKS, retryMs: 1000, maxRetryMs: 60_000 };
 
 /** What compaction works with, and nothing else of the store. */
 export interface CompactorParts {
@@ -72,13 +80,20 @@ export class Compactor {
   readonly #options: CompactionOptions;
   #running: Promise<void> | undefined;
   #requests: Request[] = [];
-  /** After a failure, wait for this much journal before trying again. */
-  #retryAtBytes = 0;
+  readonly #failures: CompactionFailures;
+  /** Set after a failure until the next attempt is due: none starts by itself before (one asked for with `request` does). */
+  #retryTimer: NodeJS.Timeout | undefined;
 
   constructor(parts: CompactorParts, options: CompactionOptions) {
     this.#p = parts;
     this.#options = options;
     this.snapshotBytes = parts.snapshotBytes;
+    this.#failures = new CompactionFailures(parts.logger, options);
+  }
+
+  /** True while compaction has failed NOT_READY_AFTER_FAILURES times in a row (GET /readyz says 503). */
+  get failing(): boolean {
+    return this.#failures.failing;
   }
 
   request(): Promise<void> {
@@ -88,8 +103,10 @@ export class Compactor {
     });
   }
 
-  /** Fails every compaction asked for but not started (the store closed or stopped writing). */
+  /** Fails every compaction asked for but not started, and stops retrying (the store closed or stopped writing). */
   cancel(err: Error): void {
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
     const requests = this.#requests;
     this.#requests = [];
     for (const r of requests) r.reject(err);
@@ -102,7 +119,7 @@ export class Compactor {
   #due(): boolean {
     const { bytes } = this.#p.journal;
     const limit = Math.max(this.#options.minBytes, this.#options.ratio * this.snapshotBytes);
-    return bytes > limit && bytes >= this.#retryAtBytes;
+    return bytes > limit && this.#retryTimer === undefined;
   }
 
   /** True when `maybeStart` would start a compaction: the flush loop then holds the next batch back. */
@@ -131,6 +148,7 @@ export class Compactor {
         () => {
           requests.forEach((r) => r.resolve());
           this.#p.observer.compacted((performance.now() - start) / 1000);
+          this.#failures.succeeded();
         },
         (err: unknown) => this.#failed(err, requests),
       )
@@ -155,11 +173,25 @@ export class Compactor {
     p.logger.debug('compacted the journal into a snapshot', { seq: header.seq, books: p.books.size, snapshotBytes: bytes });
   }
 
+  /**
+   * Counts and paces the failure: the next attempt waits for the timer, which then starts it by
+   * itself, so that a store nobody writes to (a load balancer stops routing writes once /readyz
+   * says 503) still finds out that its disk works again.
+   */
   #failed(err: unknown, requests: Request[]): void {
-    this.#retryAtBytes = this.#p.journal.bytes + this.#options.minBytes;
     for (const r of requests) r.reject(err);
-    if (!(err instanceof SnapshotAborted)) {
-      this.#p.logger.error('compaction failed; the journal still holds every change', { err: err as Error });
-    }
+    if (err instanceof SnapshotAborted) return;
+    this.#p.observer.compactionFailed();
+    const delay = this.#failures.failed(err);
+    // A failed attempt asked for during the backoff restarts it with the longer wait.
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    if (this.#p.closed()) return;
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      if (!this.#p.closed()) this.#p.kick();
+    }, delay);
+    // A store waiting to retry must not keep the process alive by itself.
+    this.#retryTimer.unref();
   }
 }

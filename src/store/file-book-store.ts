@@ -124,7 +124,7 @@ export class FileBookStore implements DurableBookStore {
   }
 
   get writable(): boolean {
-    return this.#unavailable() === undefined && !this.#probe.running;
+    return this.#unavailable() === undefined && !this.#probe.running && !this.#compactor.failing;
   }
 
   get stats(): Readonly<StoreStats> {
@@ -203,6 +203,7 @@ export class FileBookStore implements DurableBookStore {
       await this.#compactor.idle();
       await this.#journal.close();
     } finally {
+      this.#feed.release();
       // The directory must be usable again (a restart, a retry) even when closing the file failed.
       await this.#release();
     }

@@ -13,6 +13,8 @@ export interface StoreObserver {
   writeFailed(): void;
   /** A compaction finished: from the journal's rotation until the snapshot was durable. */
   compacted(seconds: number): void;
+  /** A compaction failed (the journal still holds every change); the next attempt waits a while. */
+  compactionFailed(): void;
 }
 
 export const NO_STORE_OBSERVER: StoreObserver = {
@@ -20,4 +22,5 @@ export const NO_STORE_OBSERVER: StoreObserver = {
   committed: () => {},
   writeFailed: () => {},
   compacted: () => {},
+  compactionFailed: () => {},
 };
