@@ -197,6 +197,22 @@ describe('conditional requests (RFC 9110 §13.2, docs/contract.md "Conditional r
   });
 });
 
+describe('GET /books tags name one history: a restored catalogue at the same seq is not taken for the old one', () => {
+  it('an empty catalogue and one imported from an export (both at seq 0) have different tags', async () => {
+    const empty = await startApp();
+    const restored = await startApp({ catalogue: [{ id: 1, ...DUNE }] });
+    try {
+      const etag = (await empty.request('GET', '/books')).headers.get('etag') as string;
+      assert.equal(empty.store.feed.seq, restored.store.feed.seq);
+      const res = await restored.request('GET', '/books', { headers: { 'if-none-match': etag } });
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.json.data, [{ id: 1, ...DUNE }]);
+    } finally {
+      await Promise.all([empty.close(), restored.close()]);
+    }
+  });
+});
+
 describe('a 304 to a cross-origin request carries what the page needs to read it', () => {
   let app: TestApp;
   before(async () => {

@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { ClientAbortedError } from '../http/body.ts';
 import { ANSWERS } from '../http/messages.ts';
 import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
@@ -76,11 +76,13 @@ export const LIST_BOOKS = defineRoute({
     },
   },
   handler({ store, linkBase }: { readonly store: BookStore; readonly linkBase: string }) {
+    // Names this app's view of the store: a restored or other data directory starts its seqs again.
+    const epoch = randomBytes(9).toString('base64url');
     let listed: { snapshot: ListSnapshot; reply: Reply } | undefined;
     const everyBook = (snapshot: ListSnapshot): Reply => {
       if (listed?.snapshot !== snapshot) {
         const { status, message } = ANSWERS.booksRetrieved;
-        const headers = { etag: listTag(store.feed.seq, undefined) };
+        const headers = { etag: listTag(epoch, store.feed.seq, undefined) };
         const reply: Reply =
           snapshot.bytes <= ENCODED_LIST_BYTES
             ? encodedReply(ANSWERS.booksRetrieved, `[${snapshot.pages.map((page) => page.text).join(',')}]`, headers)
@@ -95,14 +97,14 @@ export const LIST_BOOKS = defineRoute({
       const { q, after, limit } = query;
       if (q === undefined) {
         const { books, more } = store.booksAfter(after, limit);
-        return pageReply(linkBase, query, books, more, store.size, store.feed.seq);
+        return pageReply(linkBase, query, books, more, store.size, listTag(epoch, store.feed.seq, query));
       }
       const abandoned = (): boolean => req.socket.destroyed;
       return store.listSnapshot().then((snapshot) => {
-        const seq = store.feed.seq;
+        const etag = listTag(epoch, store.feed.seq, query);
         return search(snapshot, { q, after, limit, abandoned }).then((found) => {
           if (found === undefined) throw new ClientAbortedError();
-          return pageReply(linkBase, query, found.books, found.more, found.total, seq);
+          return pageReply(linkBase, query, found.books, found.more, found.total, etag);
         });
       });
     };
@@ -113,18 +115,19 @@ export const LIST_BOOKS = defineRoute({
  * The ETag of a GET /books answer (docs/contract.md, "Conditional requests"): the committed state
  * it shows, named by the feed's seq, which every durable change advances, plus a page's query; no
  * body is hashed. The seq is read in the same turn as the state (a snapshot resolves in the turn
- * it is taken; a commit is applied in a turn of its own), so the two always agree. Strong: one
- * state and one query give the same bytes.
+ * it is taken; a commit is applied in a turn of its own), so the two always agree. `epoch` is
+ * random per app: a catalogue restored from an export starts at seq 0 again, and its seq 5 is not
+ * the old one's. Strong: one state and one query give the same bytes.
  */
-function listTag(seq: number, query: ListQuery | undefined): string {
-  if (query === undefined) return `"books-${seq}"`;
+function listTag(epoch: string, seq: number, query: ListQuery | undefined): string {
+  if (query === undefined) return `"books-${epoch}-${seq}"`;
   const q = query.q === undefined ? '' : `-${hash('sha256', query.q, 'base64url').slice(0, 22)}`;
-  return `"books-${seq}-${query.limit}-${query.after}${q}"`;
+  return `"books-${epoch}-${seq}-${query.limit}-${query.after}${q}"`;
 }
 
 /** One page as the usual envelope, with RFC 8288 `Link: <…>; rel="next"` when more follow. */
-function pageReply(linkBase: string, query: ListQuery, books: readonly string[], more: boolean, total: number, seq: number): EnvelopeReply {
-  const headers: Record<string, string> = { 'x-total-count': String(total), etag: listTag(seq, query) };
+function pageReply(linkBase: string, query: ListQuery, books: readonly string[], more: boolean, total: number, etag: string): EnvelopeReply {
+  const headers: Record<string, string> = { 'x-total-count': String(total), etag };
   const last = books.at(-1);
   if (more && last !== undefined) {
     const q = query.q === undefined ? '' : `&q=${encodeURIComponent(query.q)}`;
