@@ -27,6 +27,16 @@ describe('POST /book (docs/contract.md, "Books")', () => {
     });
   });
 
+  it('201 Created carries Location, the new book\'s path, and following it reads the book (RFC 9110 §15.3.2)', async () => {
+    const created = await app.request('POST', '/book', { body: { title: 'Persuasion', author: 'Jane Austen', year: 1817 } });
+    const id = (created.json.data as { id: number }).id;
+    const location = created.headers.get('location');
+    assert.equal(location, `/book/${id}`);
+    const read = await app.request('GET', location as string);
+    assert.deepEqual(read.json.data, created.json.data);
+    assert.equal(read.headers.get('etag'), created.headers.get('etag'));
+  });
+
   it('the created book is stored: GET /book/{id} returns the same Book', async () => {
     const created = await app.request('POST', '/book', { body: { title: 'Emma', author: 'Jane Austen', year: 1815 } });
     const id = (created.json.data as { id: number }).id;

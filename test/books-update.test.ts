@@ -81,6 +81,22 @@ describe('PUT /book/{id} (docs/contract.md, "Books")', () => {
     assert.deepEqual(res.json.data, { id, ...ORIGINAL });
   });
 
+  it('a PUT that changes nothing ({} or the stored values) writes nothing and publishes no change: 200, the book, the same ETag', async () => {
+    const before = await app.request('GET', `/book/${id}`);
+    const { records, journalBytes } = app.store.stats;
+    const seq = app.store.feed.seq;
+    for (const body of [{}, ORIGINAL, { year: 1965.0 }, { title: ORIGINAL.title, id: id + 1, unknown: 'ignored' }]) {
+      const res = await app.request('PUT', `/book/${id}`, { body });
+      assert.equal(res.status, 200, JSON.stringify(body));
+      assert.deepEqual(res.json, { status: 200, message: 'Book updated successfully', data: { id, ...ORIGINAL } });
+      assert.equal(res.headers.get('etag'), before.headers.get('etag'), JSON.stringify(body));
+    }
+    assert.deepEqual([app.store.stats.records, app.store.stats.journalBytes, app.store.feed.seq], [records, journalBytes, seq], 'no journal record, no change');
+    assert.deepEqual((await app.request('GET', `/changes?since=${seq}`)).json.data, []);
+    assert.equal((await app.request('PUT', `/book/${id}`, { body: { year: 1966 } })).status, 200);
+    assert.equal(app.store.feed.seq, seq + 1, 'a real change is still published');
+  });
+
   it('an id in the body is ignored: the path names the book', async () => {
     const res = await app.request('PUT', `/book/${id}`, { body: { id: id + 100, title: 'Renamed' } });
     assert.deepEqual(res.json.data, { id, ...ORIGINAL, title: 'Renamed' });

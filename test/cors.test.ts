@@ -44,8 +44,9 @@ describe('CORS_ORIGINS enables CORS for the listed origins', () => {
     const res = await app.request('OPTIONS', '/book/1', { auth: false, headers: preflight(ALLOWED) });
     assert.deepEqual(res.json, { status: 200, message: 'OK', data: null });
     assert.equal(res.headers.get('access-control-allow-origin'), ALLOWED);
-    assert.equal(res.headers.get('access-control-allow-methods'), 'DELETE, GET, HEAD, PUT');
-    assert.equal(res.headers.get('access-control-allow-headers'), 'Authorization, Content-Type, If-Match, X-Request-Id');
+    assert.equal(res.headers.get('access-control-allow-methods'), 'DELETE, GET, HEAD, OPTIONS, PUT');
+    assert.equal(res.headers.get('allow'), 'DELETE, GET, HEAD, OPTIONS, PUT');
+    assert.equal(res.headers.get('access-control-allow-headers'), 'Authorization, Content-Type, If-Match, If-None-Match, X-Request-Id');
     assert.equal(res.headers.get('access-control-max-age'), '600');
     assert.match(res.headers.get('vary') ?? '', /^Origin, Access-Control-Request-Method/);
     assert.equal(res.headers.get('access-control-allow-credentials'), null, 'the token travels in a header, not a cookie');
@@ -53,20 +54,25 @@ describe('CORS_ORIGINS enables CORS for the listed origins', () => {
 
   it('the preflight lists the methods of the path it asks about', async () => {
     const res = await app.request('OPTIONS', '/books', { auth: false, headers: preflight(ALLOWED, 'GET') });
-    assert.equal(res.headers.get('access-control-allow-methods'), 'GET, HEAD');
+    assert.equal(res.headers.get('access-control-allow-methods'), 'GET, HEAD, OPTIONS');
   });
 
-  it('a preflight from an origin not listed is 405 with Allow and no Access-Control-Allow-Origin', async () => {
+  it('a preflight from an origin not listed is an ordinary OPTIONS: 200 with Allow and no Access-Control-Allow-Origin', async () => {
     const res = await app.request('OPTIONS', '/book/1', { auth: false, headers: preflight(OTHER) });
-    assert.equal(res.status, 405);
-    assert.equal(res.headers.get('allow'), 'DELETE, GET, HEAD, PUT');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('allow'), 'DELETE, GET, HEAD, OPTIONS, PUT');
     assert.equal(res.headers.get('access-control-allow-origin'), null);
+    assert.equal(res.headers.get('access-control-allow-methods'), null);
   });
 
-  it('OPTIONS without Access-Control-Request-Method is not a preflight: 405 with Allow', async () => {
+  it('OPTIONS without Access-Control-Request-Method is not a preflight: 200 with Allow, which lists OPTIONS', async () => {
     const res = await app.request('OPTIONS', '/books', { auth: false, headers: { origin: ALLOWED } });
-    assert.equal(res.status, 405);
-    assert.equal(res.headers.get('allow'), 'GET, HEAD');
+    assert.deepEqual(res.json, { status: 200, message: 'OK', data: null });
+    assert.equal(res.headers.get('allow'), 'GET, HEAD, OPTIONS');
+    assert.equal(res.headers.get('access-control-allow-methods'), null);
+    const other = await app.request('PATCH', '/books', { auth: false });
+    assert.equal(other.status, 405);
+    assert.equal(other.headers.get('allow'), 'GET, HEAD, OPTIONS', 'a 405 lists OPTIONS too while CORS is on');
   });
 
   it('a preflight for an unknown path is 404 Not found', async () => {
@@ -79,7 +85,7 @@ describe('CORS_ORIGINS enables CORS for the listed origins', () => {
     const created = await app.request('POST', '/book', { body: { title: 'T', author: 'A', year: 1 }, headers: { origin: 'http://localhost:5173' } });
     assert.equal(created.status, 201);
     assert.equal(created.headers.get('access-control-allow-origin'), 'http://localhost:5173');
-    assert.equal(created.headers.get('access-control-expose-headers'), 'ETag, Link, Retry-After, X-Last-Seq, X-Request-Id, X-Total-Count');
+    assert.equal(created.headers.get('access-control-expose-headers'), 'Allow, ETag, Link, Location, Retry-After, X-Last-Seq, X-Request-Id, X-Total-Count');
     assert.equal(created.headers.get('vary'), 'Origin');
   });
 

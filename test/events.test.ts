@@ -47,14 +47,20 @@ describe('GET /events', () => {
     }
   });
 
-  it('errors before the stream starts are envelopes: 401 without a token, 400 Invalid query for a bad resume point', async () => {
+  it('errors before the stream starts are envelopes: 401 without a token, 400 for a bad resume point (Bad request when it is the Last-Event-ID header)', async () => {
     const anonymous = await openEvents(`${app.url}/events`, {});
     assert.equal(anonymous.status, 401);
     assert.deepEqual(JSON.parse(anonymous.text), { status: 401, message: 'Authorization token required', data: null });
-    for (const [query, headers] of [['?since=abc', {}], ['', { 'last-event-id': 'x1' }], ['?since=1&since=2', {}]] as const) {
+    const rows = [
+      ['?since=abc', {}, 'Invalid query'],
+      ['', { 'last-event-id': 'x1' }, 'Bad request'],
+      ['?since=1', { 'last-event-id': 'x1' }, 'Bad request'],
+      ['?since=1&since=2', {}, 'Invalid query'],
+    ] as const;
+    for (const [query, headers, message] of rows) {
       const bad = await events(app, query, headers);
       assert.equal(bad.status, 400);
-      assert.deepEqual(JSON.parse(bad.text), { status: 400, message: 'Invalid query', data: null });
+      assert.deepEqual(JSON.parse(bad.text), { status: 400, message, data: null }, `${query} ${JSON.stringify(headers)}`);
     }
     const bearer = await openEvents(`${app.url}/events`, { authorization: `Bearer ${app.token()}` });
     assert.equal(bearer.status, 200);

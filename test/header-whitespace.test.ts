@@ -64,10 +64,10 @@ describe('optional whitespace in header values is SP and HTAB only (RFC 9110 §5
     assert.equal(accepted.status, 200);
   });
 
-  it('Last-Event-ID: SP/HTAB around the id are trimmed, U+00A0 is not (400 Invalid query)', () => {
+  it('Last-Event-ID: SP/HTAB around the id are trimmed, U+00A0 is not (400 Bad request)', () => {
     const at = (value: string): IncomingMessage => ({ headers: { 'last-event-id': value }, url: '/events' }) as unknown as IncomingMessage;
     assert.equal(resumePoint(at(' \t5\t')), 5);
-    assert.throws(() => resumePoint(at('\u00a05\u00a0')), { status: 400, message: 'Invalid query' });
+    assert.throws(() => resumePoint(at('\u00a05\u00a0')), { status: 400, message: 'Bad request' });
   });
 
   it('X-Request-Id wrapped in U+00A0 is not echoed (a fresh id is generated)', async () => {

@@ -4,10 +4,10 @@ import { startApp, type TestApp } from './helpers/app.ts';
 
 /*
  * An embedder that mounts the catalogue (README, "Embedding") gives createApp its mount path; the
- * next-page links must lead to the catalogue under it, not to the host's own /books (RFC 8288 §3.2:
- * a link target is resolved against the request's URL).
+ * next-page links and a created book's Location must lead to the catalogue under it, not to the
+ * host's own /books (RFC 8288 §3.2, RFC 9110 §10.2.2: resolved against the request's URL).
  */
-describe('Link targets under a mount path', () => {
+describe('Link and Location targets under a mount path', () => {
   const apps: TestApp[] = [];
   after(async () => {
     await Promise.all(apps.map((a) => a.close()));
@@ -36,6 +36,13 @@ describe('Link targets under a mount path', () => {
       assert.equal(search.headers.get('link'), `<${base}/books?limit=1&after=1&q=d>; rel="next"`);
       const changes = await app.request('GET', '/changes?since=0&limit=2');
       assert.equal(changes.headers.get('link'), `<${base}/changes?since=2&limit=2>; rel="next"`);
+    });
+
+    it(`mountPath ${mountPath ?? '(none)'}: 201 Created carries Location ${base}/book/{id} (RFC 9110 §15.3.2)`, async () => {
+      const app = await mounted(mountPath);
+      const created = await app.request('POST', '/book', { body: { title: 'Emma', author: 'Jane Austen', year: 1815 } });
+      assert.equal(created.status, 201);
+      assert.equal(created.headers.get('location'), `${base}/book/4`);
     });
   }
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { createApp, MESSAGES, openStore } from '../src/index.ts';
 import { OPENAPI_DOCUMENT } from '../src/service/openapi-document.ts';
 import { OPERATION_METHODS, type Operation, type Response, type ResponseRef, type Schema } from '../src/http/openapi-types.ts';
@@ -21,6 +21,12 @@ function operations(): { method: string; path: string; operation: Operation }[] 
 function allResponses(): [string, Response | ResponseRef][] {
   const fromOperations = operations().flatMap(({ operation }) => Object.entries(operation.responses));
   return [...fromOperations, ...Object.entries(OPENAPI_DOCUMENT.components.responses)];
+}
+
+/** A schema's type and bounds alone (its description aside). */
+function pick(schema: Schema | undefined): Record<string, unknown> {
+  const { type, minimum, maximum } = schema ?? {};
+  return { type, ...(minimum !== undefined && { minimum }), ...(maximum !== undefined && { maximum }) };
 }
 
 function envelopeSchema(response: Response | ResponseRef): Schema | undefined {
@@ -193,6 +199,84 @@ describe('OpenAPI 3.1 document', () => {
     assert.match(since('/changes') ?? '', /default 0/);
     assert.match(since('/events') ?? '', /live changes only/);
     assert.doesNotMatch(since('/events') ?? '', /default/);
+  });
+
+  it('every operation of a templated path declares each of its parameters, OPTIONS included (OpenAPI 3.1 §4.8.9)', () => {
+    let checked = 0;
+    for (const { method, path, operation } of operations()) {
+      for (const name of path.match(/\{[^}]+\}/g) ?? []) {
+        const declared = operation.parameters?.find((p) => p.in === 'path' && `{${p.name}}` === name);
+        assert.equal(declared?.required, true, `${method} ${path} declares ${name}`);
+        checked++;
+      }
+    }
+    assert.ok(checked >= 5, `${checked} path parameters checked`);
+  });
+
+  it('limit, after and since are integers with their bounds, as the server parses them (decimal digits on the wire)', async () => {
+    const schemaOf = (path: string, name: string): Schema | undefined => OPENAPI_DOCUMENT.paths[path]?.get?.parameters?.find((p) => p.name === name)?.schema;
+    assert.deepEqual(pick(schemaOf('/books', 'limit')), { type: 'integer', minimum: 1, maximum: 1000 });
+    assert.deepEqual(pick(schemaOf('/books', 'after')), { type: 'integer', minimum: 0 });
+    assert.deepEqual(pick(schemaOf('/changes', 'limit')), { type: 'integer', minimum: 1, maximum: 1000 });
+    for (const path of ['/changes', '/events']) assert.deepEqual(pick(schemaOf(path, 'since')), { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }, path);
+    for (const [query, status] of [['limit=1000', 200], ['limit=007', 200], ['limit=1001', 400], ['limit=0', 400], ['limit=1e2', 400], ['after=0', 200]] as const) {
+      assert.equal((await app.request('GET', `/books?${query}`)).status, status, query);
+    }
+  });
+
+  it('info names the license, as package.json does', async () => {
+    const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { license: string };
+    assert.deepEqual(OPENAPI_DOCUMENT.info.license, { name: pkg.license, identifier: pkg.license });
+  });
+
+  it('201 Created documents Location and links the created id to getBook, updateBook and deleteBook', () => {
+    const created = OPENAPI_DOCUMENT.paths['/book']?.post?.responses['201'];
+    assert.equal(created?.headers?.Location?.required, true);
+    const links = created?.links ?? {};
+    assert.deepEqual(Object.values(links).map((l) => l.operationId).sort(), ['deleteBook', 'getBook', 'updateBook']);
+    const ids = new Map(operations().map(({ operation }) => [operation.operationId, operation]));
+    for (const link of Object.values(links)) {
+      const target = ids.get(link.operationId);
+      for (const name of Object.keys(link.parameters)) assert.ok(target?.parameters?.some((p) => p.name === name), `${link.operationId} has ${name}`);
+      assert.deepEqual(link.parameters, { id: '$response.body#/data/id' });
+    }
+  });
+
+  it('a client following the links from POST /book reaches the created book with get, update and delete', async () => {
+    const created = await app.request('POST', '/book', { body: { title: 'Linked', author: 'A', year: 2000 } });
+    const links = OPENAPI_DOCUMENT.paths['/book']?.post?.responses['201']?.links ?? {};
+    const call = async (name: string, body?: unknown): Promise<number> => {
+      const link = links[name];
+      assert.ok(link, name);
+      const target = operations().find(({ operation }) => operation.operationId === link.operationId);
+      assert.ok(target, link.operationId);
+      // A runtime expression `$response.body#<JSON pointer>` (OpenAPI 3.1 §4.8.20.4).
+      const pointer = (link.parameters.id as string).slice('$response.body#'.length).split('/').slice(1);
+      const value = pointer.reduce<unknown>((at, key) => (at as Record<string, unknown>)[key], created.json);
+      const res = await app.request(target.method, target.path.replace('{id}', String(value)), body === undefined ? {} : { body });
+      return res.status;
+    };
+    assert.equal(await call('getBook'), 200);
+    assert.equal(await call('updateBook', { year: 2001 }), 200);
+    assert.equal(await call('deleteBook'), 200);
+    assert.equal(await call('getBook'), 404);
+  });
+
+  it('reads document If-None-Match, 304 and 412 (not the event stream); PUT and DELETE document If-Match and If-None-Match', () => {
+    for (const { method, path, operation } of operations().filter(({ method }) => method === 'GET' || method === 'HEAD')) {
+      const conditional = path !== '/events';
+      assert.equal(Object.hasOwn(operation.responses, '304'), conditional, `${method} ${path} 304`);
+      assert.equal(Object.hasOwn(operation.responses, '412'), conditional, `${method} ${path} 412`);
+      assert.equal(operation.parameters?.some((p) => p.name === 'If-None-Match') ?? false, conditional, `${method} ${path} If-None-Match`);
+      assert.equal(operation.responses['304']?.content, undefined, `${method} ${path}: a 304 has no body`);
+    }
+    assert.ok(OPENAPI_DOCUMENT.paths['/books']?.get?.responses['304']?.headers?.ETag);
+    assert.ok(OPENAPI_DOCUMENT.paths['/book/{id}']?.get?.responses['304']?.headers?.ETag);
+    const book = OPENAPI_DOCUMENT.paths['/book/{id}'];
+    for (const op of [book?.put, book?.delete]) {
+      assert.deepEqual(op?.parameters?.filter((p) => p.in === 'header').map((p) => p.name), ['If-Match', 'If-None-Match']);
+      assert.ok(op?.responses['412']);
+    }
   });
 
   it('operationIds are unique, as OpenAPI 3.1 §4.8.10 requires', () => {

@@ -67,6 +67,18 @@ describe('Router (no HTTP)', () => {
     }
   });
 
+  describe('methods every path answers (OPTIONS with CORS on) are in each Allow, and OPTIONS * lists every method', () => {
+    const everywhere = new Router(ROUTES, ['OPTIONS']);
+    it('PATCH /book/1 → Allow: DELETE, GET, HEAD, OPTIONS, PUT; POST /books → GET, HEAD, OPTIONS', () => {
+      assert.deepEqual(everywhere.match('PATCH', '/book/1'), { kind: 'method', allow: 'DELETE, GET, HEAD, OPTIONS, PUT', pattern: '/book/{id}' });
+      assert.deepEqual(everywhere.match('POST', '/books'), { kind: 'method', allow: 'GET, HEAD, OPTIONS', pattern: '/books' });
+    });
+    it('allowAnywhere: the sorted union of every path\'s methods and the one given', () => {
+      assert.equal(router.allowAnywhere('OPTIONS'), 'DELETE, GET, HEAD, OPTIONS, POST, PUT');
+      assert.equal(everywhere.allowAnywhere('OPTIONS'), 'DELETE, GET, HEAD, OPTIONS, POST, PUT');
+    });
+  });
+
   describe('an unknown path matches nothing', () => {
     for (const path of ['', '/', '/nope', '/book//', '/book/1/2', '/books//', '//books', 'books', '/Books', '/a/1/b', '/a//b/2']) {
       it(`GET ${JSON.stringify(path)} → none`, () => {

@@ -130,9 +130,12 @@ describe('routing (docs/contract.md, "Paths and ids" and "Order of checks")', ()
       assert.equal(res.status, 404);
       assert.equal(res.json?.message, 'Not found');
     });
-    it('the asterisk-form (OPTIONS *) matches no route: 404 Not found', async () => {
+    it('the asterisk-form asks about the server (RFC 9110 §9.3.7): OPTIONS * is 200 OK with Allow, any other method 404', async () => {
       const res = await rawRequest(app.port, 'OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
-      assert.equal(res.status, 404);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.json, { status: 200, message: 'OK', data: null });
+      assert.equal(res.headers.allow, 'DELETE, GET, HEAD, OPTIONS, POST, PUT');
+      assert.equal((await rawRequest(app.port, 'GET * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')).status, 404);
     });
   });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { bookEtag, ifMatchCondition } from '../src/books/etag.ts';
+import { bookEtag, writeCondition } from '../src/books/etag.ts';
 import { PreconditionFailedError } from '../src/faults.ts';
 import { openStore } from '../src/store/open.ts';
 import type { DurableBookStore } from '../src/store/book-store.ts';
@@ -10,7 +11,7 @@ import { tempDirs } from './helpers/temp-dirs.ts';
 
 const BOOK = { title: 'Emma', author: 'Jane Austen', year: 1815 };
 /** The store's condition for an If-Match value, as the book routes build it. */
-const ifMatch = (header: string) => ifMatchCondition(header);
+const ifMatch = (header: string) => writeCondition({ method: 'PUT', headers: { 'if-match': header } } as IncomingMessage);
 
 /** If-Match decided by the store against exactly the state a write replaces (RFC 9110 §13.1.1). */
 describe('store: conditional writes (If-Match)', () => {

@@ -1,14 +1,14 @@
 import { readJsonObject } from '../http/body.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
-import { answer, jsonBody, NO_ROUTE, PROTECTED, ref, TOO_LARGE, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
-import type { Header, Parameter, Schema } from '../http/openapi-types.ts';
+import { answer, IF_MATCH, IF_NONE_MATCH_WRITE, jsonBody, NO_ROUTE, PRECONDITION_FAILED, PROTECTED, ref, TOO_LARGE, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
+import type { Header, Link, Parameter, Schema } from '../http/openapi-types.ts';
 import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
 import { bookJson } from '../model/book.ts';
 import { MAX_TEXT_LENGTH, MAX_YEAR, MIN_YEAR, validFields, validPatch } from '../model/valid-book.ts';
 import type { BookStore } from '../store/book-store.ts';
 import { parseBookId } from './book-id.ts';
-import { bookEtag, ifMatchCondition } from './etag.ts';
+import { bookEtag, writeCondition } from './etag.ts';
 import { LIST_BOOKS } from './list-route.ts';
 
 /** What the book routes need (docs/contract.md, "Books"). */
@@ -39,7 +39,7 @@ export const BOOK_SCHEMAS: Readonly<Record<string, Schema>> = {
 };
 
 const ETAG: Header = {
-  description: 'Strong entity tag of the book (RFC 9110 §8.8.3): send it back in If-Match to make a write conditional.',
+  description: 'Strong entity tag of the book (RFC 9110 §8.8.3): send it back in If-Match to make a write conditional, or in If-None-Match to get 304 while your copy is current.',
   required: true,
   schema: { type: 'string' },
 };
@@ -50,20 +50,23 @@ const ID: Parameter = {
   description: 'A book id. Any decimal digits naming a safe integer are accepted (`007` is 7); anything else is 400 `Invalid book id`.',
   schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
 };
-const IF_MATCH: Parameter = {
-  name: 'If-Match',
-  in: 'header',
-  required: false,
-  description: '`*` or entity tags from ETag (RFC 9110 §13.1.1, strong comparison). No match: 412, nothing changed.',
+const BOOK_NOT_FOUND = answer(404, [ANSWERS.bookNotFound.message]);
+const LOCATION: Header = {
+  description: 'The new book\'s path, `/book/{id}`, under the mount path when the catalogue is mounted (RFC 9110 §15.3.2).',
+  required: true,
   schema: { type: 'string' },
 };
-const BOOK_NOT_FOUND = answer(404, [ANSWERS.bookNotFound.message]);
-const PRECONDITION_FAILED = answer(412, [ANSWERS.preconditionFailed.message]);
 /** Every id up to 2^53 − 1 was given and none is reused: no book can be created (docs/contract.md, "Books"). */
 const IDS_EXHAUSTED = answer(507, [ANSWERS.bookIdsExhausted.message]);
+/** OpenAPI links (§4.8.20): the created book's id, for the calls that name it, so a client or tester can chain them. */
+const CREATED_BOOK_LINKS: Readonly<Record<string, Link>> = {
+  getBook: { operationId: 'getBook', parameters: { id: '$response.body#/data/id' }, description: 'The book just created.' },
+  updateBook: { operationId: 'updateBook', parameters: { id: '$response.body#/data/id' }, description: 'Update the book just created.' },
+  deleteBook: { operationId: 'deleteBook', parameters: { id: '$response.body#/data/id' }, description: 'Delete the book just created.' },
+};
 
 /** A book answer with its strong ETag (RFC 9110 §8.8.3), so a client can send it back in If-Match. */
-function bookReply(answered: typeof ANSWERS.bookCreated | typeof ANSWERS.bookRetrieved | typeof ANSWERS.bookUpdated, json: string): Reply {
+function bookReply(answered: typeof ANSWERS.bookRetrieved | typeof ANSWERS.bookUpdated, json: string): Reply {
   return envelopeReply(answered, json, { etag: bookEtag(json) });
 }
 
@@ -80,7 +83,7 @@ const CREATE_BOOK = defineRoute({
     security: PROTECTED,
     requestBody: jsonBody('`id` and unknown keys are ignored.', ref('BookInput')),
     responses: {
-      '201': answer(201, [ANSWERS.bookCreated.message], ref('Book'), { ETag: ETAG }),
+      '201': { ...answer(201, [ANSWERS.bookCreated.message], ref('Book'), { ETag: ETAG, Location: LOCATION }), links: CREATED_BOOK_LINKS },
       '400': answer(400, [ANSWERS.invalidInput.message, ANSWERS.badRequest.message]),
       '401': UNAUTHORIZED,
       ...NO_ROUTE,
@@ -89,11 +92,12 @@ const CREATE_BOOK = defineRoute({
       '507': IDS_EXHAUSTED,
     },
   },
-  handler: ({ store }: BookRouteDeps) =>
+  handler: ({ store, linkBase }: BookRouteDeps) =>
     async ({ req }): Promise<Reply> => {
       const fields = validFields(await readJsonObject(req, 'invalidInput'));
       const book = await store.create(fields);
-      return bookReply(ANSWERS.bookCreated, bookJson(book));
+      const json = bookJson(book);
+      return envelopeReply(ANSWERS.bookCreated, json, { etag: bookEtag(json), location: `${linkBase}/book/${book.id}` });
     },
 });
 
@@ -125,7 +129,7 @@ const GET_BOOK = defineRoute({
     },
 });
 
-/** PUT /book/{id} (docs/contract.md, "Books" and "Conditional writes"). */
+/** PUT /book/{id} (docs/contract.md, "Books" and "Conditional requests"). */
 const UPDATE_BOOK = defineRoute({
   method: 'PUT',
   pattern: '/book/{id}',
@@ -135,7 +139,7 @@ const UPDATE_BOOK = defineRoute({
     summary: 'Update a book: absent fields keep their value, `{}` changes nothing',
     tags: ['books'],
     security: PROTECTED,
-    parameters: [ID, IF_MATCH],
+    parameters: [ID, IF_MATCH, IF_NONE_MATCH_WRITE],
     requestBody: jsonBody('Each field present must pass the rule of POST /book.', ref('BookPatch')),
     responses: {
       '200': answer(200, [ANSWERS.bookUpdated.message], ref('Book'), { ETag: ETAG }),
@@ -154,13 +158,13 @@ const UPDATE_BOOK = defineRoute({
       if (store.getJson(id) === undefined) throw refusal('bookNotFound');
       const patch = validPatch(await readJsonObject(req, 'invalidInput'));
       // The condition is checked by the store against the state this write replaces: 404, then 412.
-      const book = await store.update(id, patch, ifMatchCondition(req.headers['if-match']));
+      const book = await store.update(id, patch, writeCondition(req));
       if (book === undefined) throw refusal('bookNotFound');
       return bookReply(ANSWERS.bookUpdated, bookJson(book));
     },
 });
 
-/** DELETE /book/{id} (docs/contract.md, "Books" and "Conditional writes"). */
+/** DELETE /book/{id} (docs/contract.md, "Books" and "Conditional requests"). */
 const DELETE_BOOK = defineRoute({
   method: 'DELETE',
   pattern: '/book/{id}',
@@ -170,7 +174,7 @@ const DELETE_BOOK = defineRoute({
     summary: 'Delete a book; its id is never reused',
     tags: ['books'],
     security: PROTECTED,
-    parameters: [ID, IF_MATCH],
+    parameters: [ID, IF_MATCH, IF_NONE_MATCH_WRITE],
     responses: {
       '200': answer(200, [ANSWERS.bookDeleted.message]),
       '400': answer(400, [ANSWERS.invalidBookId.message, ANSWERS.badRequest.message]),
@@ -183,7 +187,7 @@ const DELETE_BOOK = defineRoute({
   handler: ({ store }: BookRouteDeps) =>
     async ({ req, params }): Promise<Reply> => {
       const id = parseBookId(params.id);
-      if (!(await store.remove(id, ifMatchCondition(req.headers['if-match'])))) throw refusal('bookNotFound');
+      if (!(await store.remove(id, writeCondition(req)))) throw refusal('bookNotFound');
       return envelopeReply(ANSWERS.bookDeleted, 'null');
     },
 });

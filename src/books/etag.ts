@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
-import { entityTagListMatches } from '../http/entity-tags.ts';
+import type { IncomingMessage } from 'node:http';
+import { evaluatePreconditions, hasPreconditions } from '../http/preconditions.ts';
 import type { VersionCondition } from '../store/book-store.ts';
 
 /**
@@ -11,11 +12,11 @@ export function bookEtag(json: string): string {
 }
 
 /**
- * If-Match as the store's condition on the book's current version (RFC 9110 §13.1.1): `*`
- * matches any current book; otherwise a comma-separated list of entity tags compared strongly, so
- * a weak tag (`W/"…"`) never matches. undefined: no header, an unconditional write.
+ * A write's preconditions (If-Match, If-None-Match) as the store's condition on the book's current
+ * version, so they are evaluated against exactly the state the write replaces (RFC 9110 §13.2.2,
+ * http/preconditions.ts). undefined: neither header, an unconditional write.
  */
-export function ifMatchCondition(header: string | undefined): VersionCondition | undefined {
-  if (header === undefined) return undefined;
-  return (currentJson) => entityTagListMatches(header, bookEtag(currentJson), 'strong');
+export function writeCondition({ method, headers }: IncomingMessage): VersionCondition | undefined {
+  if (!hasPreconditions(headers)) return undefined;
+  return (currentJson) => evaluatePreconditions(method as string, headers, bookEtag(currentJson)) === 'proceed';
 }

@@ -1,3 +1,4 @@
+import { hash, randomBytes } from 'node:crypto';
 import { ClientAbortedError } from '../http/body.ts';
 import { ANSWERS } from '../http/messages.ts';
 import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
@@ -24,14 +25,14 @@ const LIST_QUERY: readonly Parameter[] = [
     in: 'query',
     required: false,
     description: `At most this many books (${DEFAULT_LIMIT} when after or q is given without it). ${QUERY_RULE}`,
-    schema: { type: 'string', pattern: '^[0-9]+$', description: `Decimal digits, 1 to ${MAX_LIMIT}.` },
+    schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, description: `Sent as decimal digits (\`007\` is 7), 1 to ${MAX_LIMIT}.` },
   },
   {
     name: 'after',
     in: 'query',
     required: false,
     description: `Only books with a larger id: a keyset cursor (0: from the first book). ${QUERY_RULE}`,
-    schema: { type: 'string', pattern: '^[0-9]+$' },
+    schema: { type: 'integer', minimum: 0, description: 'Sent as decimal digits (no sign, no exponent); any size is accepted.' },
   },
   {
     name: 'q',
@@ -60,6 +61,11 @@ export const LIST_BOOKS = defineRoute({
     parameters: LIST_QUERY,
     responses: {
       '200': answer(200, [ANSWERS.booksRetrieved.message], { type: 'array', items: ref('Book') }, {
+        ETag: {
+          description: 'Strong entity tag of the committed state this answer shows (and of a page\'s query): send it back in If-None-Match to get 304 while nothing has changed.',
+          required: true,
+          schema: { type: 'string' },
+        },
         Link: { description: 'With limit, after or q, when more books follow: `</books?limit=…&after=…[&q=…]>; rel="next"` (RFC 8288), the path prefixed with the mount path when the catalogue is mounted.', schema: { type: 'string' } },
         'X-Total-Count': { description: 'With limit, after or q: how many books match (without q, the catalogue size).', schema: { type: 'integer', minimum: 0 } },
       }),
@@ -70,14 +76,17 @@ export const LIST_BOOKS = defineRoute({
     },
   },
   handler({ store, linkBase }: { readonly store: BookStore; readonly linkBase: string }) {
+    // Names this app's view of the store: a restored or other data directory starts its seqs again.
+    const epoch = randomBytes(9).toString('base64url');
     let listed: { snapshot: ListSnapshot; reply: Reply } | undefined;
     const everyBook = (snapshot: ListSnapshot): Reply => {
       if (listed?.snapshot !== snapshot) {
         const { status, message } = ANSWERS.booksRetrieved;
+        const headers = { etag: listTag(epoch, store.feed.seq, undefined) };
         const reply: Reply =
           snapshot.bytes <= ENCODED_LIST_BYTES
-            ? encodedReply(ANSWERS.booksRetrieved, `[${snapshot.pages.map((page) => page.text).join(',')}]`)
-            : { status, message, data: '', body: listBody(ANSWERS.booksRetrieved, snapshot) };
+            ? encodedReply(ANSWERS.booksRetrieved, `[${snapshot.pages.map((page) => page.text).join(',')}]`, headers)
+            : { status, message, data: '', body: listBody(ANSWERS.booksRetrieved, snapshot), headers };
         listed = { snapshot, reply };
       }
       return listed.reply;
@@ -88,20 +97,37 @@ export const LIST_BOOKS = defineRoute({
       const { q, after, limit } = query;
       if (q === undefined) {
         const { books, more } = store.booksAfter(after, limit);
-        return pageReply(linkBase, query, books, more, store.size);
+        return pageReply(linkBase, query, books, more, store.size, listTag(epoch, store.feed.seq, query));
       }
       const abandoned = (): boolean => req.socket.destroyed;
-      return store.listSnapshot().then((snapshot) => search(snapshot, { q, after, limit, abandoned })).then((found) => {
-        if (found === undefined) throw new ClientAbortedError();
-        return pageReply(linkBase, query, found.books, found.more, found.total);
+      return store.listSnapshot().then((snapshot) => {
+        const etag = listTag(epoch, store.feed.seq, query);
+        return search(snapshot, { q, after, limit, abandoned }).then((found) => {
+          if (found === undefined) throw new ClientAbortedError();
+          return pageReply(linkBase, query, found.books, found.more, found.total, etag);
+        });
       });
     };
   },
 });
 
+/**
+ * The ETag of a GET /books answer (docs/contract.md, "Conditional requests"): the committed state
+ * it shows, named by the feed's seq, which every durable change advances, plus a page's query; no
+ * body is hashed. The seq is read in the same turn as the state (a snapshot resolves in the turn
+ * it is taken; a commit is applied in a turn of its own), so the two always agree. `epoch` is
+ * random per app: a catalogue restored from an export starts at seq 0 again, and its seq 5 is not
+ * the old one's. Strong: one state and one query give the same bytes.
+ */
+function listTag(epoch: string, seq: number, query: ListQuery | undefined): string {
+  if (query === undefined) return `"books-${epoch}-${seq}"`;
+  const q = query.q === undefined ? '' : `-${hash('sha256', query.q, 'base64url').slice(0, 22)}`;
+  return `"books-${epoch}-${seq}-${query.limit}-${query.after}${q}"`;
+}
+
 /** One page as the usual envelope, with RFC 8288 `Link: <…>; rel="next"` when more follow. */
-function pageReply(linkBase: string, query: ListQuery, books: readonly string[], more: boolean, total: number): EnvelopeReply {
-  const headers: Record<string, string> = { 'x-total-count': String(total) };
+function pageReply(linkBase: string, query: ListQuery, books: readonly string[], more: boolean, total: number, etag: string): EnvelopeReply {
+  const headers: Record<string, string> = { 'x-total-count': String(total), etag };
   const last = books.at(-1);
   if (more && last !== undefined) {
     const q = query.q === undefined ? '' : `&q=${encodeURIComponent(query.q)}`;

@@ -5,7 +5,7 @@ import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
 import type { BookStore } from '../store/book-store.ts';
 import { changeJson } from '../store/change.ts';
-import { changesQuery } from './resume-point.ts';
+import { changesQuery, MAX_CHANGES_PAGE } from './resume-point.ts';
 
 /** The schema GET /changes' operation refers to. */
 export const CHANGE_SCHEMAS: Readonly<Record<string, Schema>> = {
@@ -24,7 +24,7 @@ export const CHANGE_SCHEMAS: Readonly<Record<string, Schema>> = {
 
 /** `since` as both routes take it; `meaning` says what it does there and what its absence means. */
 export function sinceParameter(meaning: string): Parameter {
-  return { name: 'since', in: 'query', required: false, description: `A change seq: ${meaning}. Decimal digits, else 400 \`Invalid query\`.`, schema: { type: 'string', pattern: '^[0-9]+$' } };
+  return { name: 'since', in: 'query', required: false, description: `A change seq: ${meaning}. Decimal digits, else 400 \`Invalid query\`.`, schema: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Sent as decimal digits (no sign, no exponent).' } };
 }
 
 const LAST_SEQ: Header = {
@@ -56,7 +56,13 @@ export const CHANGES_ROUTE = defineRoute({
     security: PROTECTED,
     parameters: [
       sinceParameter('answer the changes after it (default 0)'),
-      { name: 'limit', in: 'query', required: false, description: '1 to 1000, default 1000.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: `1 to ${MAX_CHANGES_PAGE}, default ${MAX_CHANGES_PAGE}. Decimal digits, else 400 \`Invalid query\`.`,
+        schema: { type: 'integer', minimum: 1, maximum: MAX_CHANGES_PAGE },
+      },
     ],
     responses: {
       '200': answer(200, [ANSWERS.changesRetrieved.message], { type: 'array', items: ref('Change') }, {

@@ -26,6 +26,7 @@ export const EVENTS_ROUTE = defineRoute({
   pattern: '/events',
   pathName: 'events',
   auth: true,
+  stream: true,
   operation: {
     operationId: 'streamEvents',
     summary: 'The change feed as Server-Sent Events: the one streamed answer, not an envelope',
@@ -41,7 +42,13 @@ export const EVENTS_ROUTE = defineRoute({
     security: PROTECTED,
     parameters: [
       sinceParameter('every retained change after it first, then live ones (without it or Last-Event-ID: live changes only)'),
-      { name: 'Last-Event-ID', in: 'header', required: false, description: 'The id of the last frame received; wins over `since`.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+      {
+        name: 'Last-Event-ID',
+        in: 'header',
+        required: false,
+        description: 'The id of the last frame received; wins over `since`. Not decimal digits naming a safe integer: 400 `Bad request`.',
+        schema: { type: 'string', pattern: '^[0-9]+$' },
+      },
     ],
     responses: {
       '200': {

@@ -5,7 +5,7 @@ import { integerParam, queryOf, singleParam } from '../http/query-params.ts';
 /** At most GET /changes' `limit`, and its default. */
 export const MAX_CHANGES_PAGE = 1000;
 
-/** A seq as a client sends it: decimal digits naming a safe integer, else 400 `Invalid query`. */
+/** A seq as a client sends it in the query: decimal digits naming a safe integer, else 400 `Invalid query`. */
 export function parseSeq(text: string): number {
   return integerParam(text, 0, Number.MAX_SAFE_INTEGER);
 }
@@ -22,10 +22,12 @@ export function changesQuery(url: string): { since: number; limit: number } {
  * Where a stream resumes: `Last-Event-ID` wins over `?since=`, because a browser's EventSource
  * reconnects to the same URL (its original `since`) with the id of the last frame it got. Neither:
  * undefined (live changes only). An empty Last-Event-ID is what EventSource sends before any id.
+ * A Last-Event-ID that is not a seq is a malformed header, not a bad query: 400 `Bad request`
+ * (docs/contract.md, "Change feed").
  */
 export function resumePoint(req: IncomingMessage): number | undefined {
   const lastEventId = req.headers['last-event-id'];
-  if (typeof lastEventId === 'string' && lastEventId !== '') return parseSeq(trimOws(lastEventId));
+  if (typeof lastEventId === 'string' && lastEventId !== '') return integerParam(trimOws(lastEventId), 0, Number.MAX_SAFE_INTEGER, 'badRequest');
   const since = singleParam(queryOf(req.url as string), 'since');
   return since === undefined ? undefined : parseSeq(since);
 }

@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { ConfigError } from '../faults.ts';
 
-/** Request headers a browser may send: the token, JSON bodies, conditional writes, tracing. */
-const ALLOW_HEADERS = 'Authorization, Content-Type, If-Match, X-Request-Id';
+/** Request headers a browser may send: the token, JSON bodies, conditional requests, tracing. */
+const ALLOW_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match, X-Request-Id';
 /** Response headers a page may read beyond the CORS-safelisted ones. */
-const EXPOSE_HEADERS = 'ETag, Link, Retry-After, X-Last-Seq, X-Request-Id, X-Total-Count';
+const EXPOSE_HEADERS = 'Allow, ETag, Link, Location, Retry-After, X-Last-Seq, X-Request-Id, X-Total-Count';
 /** Seconds a browser may reuse a preflight answer. */
 const PREFLIGHT_MAX_AGE = '600';
 
@@ -14,7 +14,7 @@ export interface Cors {
   /**
    * Headers for a preflight (Fetch standard, "CORS-preflight request": OPTIONS with `Origin` and
    * `Access-Control-Request-Method`) from an allowed origin; undefined otherwise, so the request
-   * is an ordinary OPTIONS (405 with `Allow`, docs/contract.md, "Cross-origin requests").
+   * is an ordinary OPTIONS (200 with `Allow` alone, docs/contract.md, "Cross-origin requests").
    */
   preflightHeaders(req: IncomingMessage, allow: string): Record<string, string> | undefined;
 }

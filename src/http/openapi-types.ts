@@ -32,11 +32,22 @@ export interface MediaType {
   readonly schema: Schema;
 }
 
+/**
+ * A Link Object (OpenAPI 3.1 §4.8.20): how a value of this answer feeds another operation's
+ * parameter (a runtime expression such as `$response.body#/data/id`).
+ */
+export interface Link {
+  readonly operationId: string;
+  readonly parameters: Readonly<Record<string, string>>;
+  readonly description: string;
+}
+
 export interface Response {
   readonly $ref?: never;
   readonly description: string;
   readonly headers?: Readonly<Record<string, Header>>;
   readonly content?: Readonly<Record<string, MediaType>>;
+  readonly links?: Readonly<Record<string, Link>>;
 }
 
 /** A Reference Object (OpenAPI 3.1 §4.8.23) to an entry of `components.responses`. */
@@ -45,6 +56,7 @@ export interface ResponseRef {
   readonly description?: never;
   readonly headers?: never;
   readonly content?: never;
+  readonly links?: never;
 }
 
 export interface Parameter {
@@ -99,7 +111,13 @@ export interface Server {
 /** An OpenAPI 3.1 document, typed as far as this service's document needs. */
 export interface OpenApiDocument {
   readonly openapi: '3.1.0';
-  readonly info: { readonly title: string; readonly version: string; readonly description: string };
+  readonly info: {
+    readonly title: string;
+    readonly version: string;
+    readonly description: string;
+    /** OpenAPI 3.1 §4.8.4: `identifier` is an SPDX expression. */
+    readonly license: { readonly name: string; readonly identifier: string };
+  };
   readonly servers: readonly Server[];
   readonly paths: Readonly<Record<string, PathItem>>;
   readonly components: {

@@ -1,5 +1,5 @@
 import { ANSWERS, type Message, type MessageOf } from './messages.ts';
-import type { Header, Operation, OperationMethod, PathItem, RequestBody, Response, ResponseRef, Schema } from './openapi-types.ts';
+import type { Header, Operation, OperationMethod, Parameter, PathItem, RequestBody, Response, ResponseRef, Schema } from './openapi-types.ts';
 import type { Route } from './route.ts';
 
 /** The pieces every route's operation is written from (OpenAPI 3.1, https://spec.openapis.org/oas/v3.1.0). */
@@ -56,6 +56,46 @@ export function jsonBody(description: string, schema: Schema): RequestBody {
   return { required: true, description, content: { [JSON_TYPE]: { schema } } };
 }
 
+/** `If-Match` on a read or a write (docs/contract.md, "Conditional requests"). */
+export const IF_MATCH: Parameter = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  description: '`*` or entity tags from ETag (RFC 9110 §13.1.1, strong comparison: a weak `W/` tag never matches). No match: 412, nothing changed.',
+  schema: { type: 'string' },
+};
+const IF_NONE_MATCH_READ: Parameter = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: '`*` or entity tags from ETag (RFC 9110 §13.1.2, weak comparison): a match answers 304 with no body.',
+  schema: { type: 'string' },
+};
+/** `If-None-Match` on a write: `*` matches any current book, so `If-None-Match: *` never overwrites one. */
+export const IF_NONE_MATCH_WRITE: Parameter = {
+  ...IF_NONE_MATCH_READ,
+  description: '`*` or entity tags from ETag (RFC 9110 §13.1.2, weak comparison). A match (`*` matches any current book): 412, nothing changed.',
+};
+export const PRECONDITION_FAILED = answer(412, [ANSWERS.preconditionFailed.message]);
+
+/**
+ * A read's preconditions, documented where the reply writer evaluates them (RFC 9110 §13.2.2): the
+ * two headers, 304 with the fields §15.4.5 asks for (the ETag when the 200 has one), and 412.
+ */
+function conditionalRead(get: Operation): Operation {
+  const etag = get.responses['200']?.headers?.ETag;
+  const notModified: Response = {
+    description: 'The copy the client holds is current (If-None-Match matched): no body, and only the ETag, Cache-Control and Vary a 200 would carry.',
+    headers: etag === undefined ? { 'X-Request-Id': REQUEST_ID } : { ETag: etag, 'X-Request-Id': REQUEST_ID },
+  };
+  const { '200': ok, ...others } = get.responses;
+  return {
+    ...get,
+    parameters: [...(get.parameters ?? []), IF_MATCH, IF_NONE_MATCH_READ],
+    responses: { ...(ok !== undefined && { '200': ok }), '304': notModified, '412': PRECONDITION_FAILED, ...others },
+  };
+}
+
 /** The headers of an answer without its body, for HEAD. */
 function headersOnly(response: Response | ResponseRef): Response | ResponseRef {
   if (response.$ref !== undefined || response.content === undefined) return response;
@@ -71,37 +111,44 @@ function headOf(get: Operation): Operation {
 }
 
 /**
- * OPTIONS on a path the service serves: a CORS preflight from an allowed origin gets 200 with the
- * Access-Control-Allow-* headers, anything else 405 with `Allow` (docs/contract.md, "Cross-origin requests").
+ * OPTIONS on a path the service serves (docs/contract.md, "Cross-origin requests"): with CORS on,
+ * 200 with `Allow`, plus the Access-Control-Allow-* headers for a preflight from an allowed origin;
+ * with CORS off, 405 with `Allow`. It declares the path's parameters as every operation must
+ * (OpenAPI 3.1 §4.8.9), so a generated client fills them in.
  */
-function optionsOf(operationId: string): Operation {
+function optionsOf(operationId: string, parameters: readonly Parameter[]): Operation {
   return {
     operationId,
-    summary: 'CORS preflight when CORS_ORIGINS allows the Origin; otherwise 405 with Allow',
+    summary: 'With CORS_ORIGINS set: 200 with Allow (and the CORS preflight headers for an allowed Origin); otherwise 405 with Allow',
     tags: ['operations'],
     security: [],
+    ...(parameters.length > 0 && { parameters }),
     responses: { '200': responseRef('PreflightAllowed'), '405': responseRef('MethodNotAllowed'), ...TRANSPORT },
   };
 }
 
 /**
- * The document's `paths`, from the route table: each route's own operation, HEAD wherever GET,
- * and OPTIONS on every path (the answer the route check gives it).
+ * The document's `paths`, from the route table: each route's own operation (a read with its
+ * preconditions), HEAD wherever GET, and OPTIONS on every path (the answer the route check gives it).
  */
 export function pathsOf(routes: readonly Route<never>[]): Record<string, PathItem> {
   const paths: Record<string, Partial<Record<OperationMethod, Operation>>> = {};
   const names = new Map<string, string>();
+  const pathParameters = new Map<string, readonly Parameter[]>();
   for (const route of routes) {
     const item = (paths[route.pattern] ??= {});
     const method = route.method.toLowerCase() as OperationMethod;
-    item[method] = route.operation;
-    if (method === 'get') item.head = headOf(route.operation);
+    const operation = method === 'get' && route.stream !== true ? conditionalRead(route.operation) : route.operation;
+    item[method] = operation;
+    if (method === 'get') item.head = headOf(operation);
     if (route.pathName !== undefined) names.set(route.pattern, route.pathName);
+    const inPath = (operation.parameters ?? []).filter((p) => p.in === 'path');
+    if (inPath.length > 0) pathParameters.set(route.pattern, inPath);
   }
   for (const [pattern, item] of Object.entries(paths)) {
     const name = names.get(pattern);
     if (name === undefined) throw new TypeError(`no route of ${pattern} gives the path its pathName`);
-    item.options = optionsOf(`${name}Options`);
+    item.options = optionsOf(`${name}Options`, pathParameters.get(pattern) ?? []);
   }
   return paths;
 }

@@ -1,4 +1,4 @@
-import { refusal } from './messages.ts';
+import { refusal, type AnswerName } from './messages.ts';
 
 const DIGITS = /^[0-9]+$/;
 
@@ -15,10 +15,13 @@ export function singleParam(params: URLSearchParams, name: string): string | und
   return values[0];
 }
 
-/** Decimal digits only (no sign, no exponent, no spaces) and within [min, max]; else 400 `Invalid query`. */
-export function integerParam(text: string, min: number, max: number): number {
-  if (!DIGITS.test(text)) throw refusal('invalidQuery');
+/**
+ * Decimal digits only (no sign, no exponent, no spaces) and within [min, max]; else 400 `Invalid
+ * query`, or `refused` for a value that does not come from the query (a header).
+ */
+export function integerParam(text: string, min: number, max: number, refused: AnswerName = 'invalidQuery'): number {
+  if (!DIGITS.test(text)) throw refusal(refused);
   const n = Number(text);
-  if (n < min || n > max) throw refusal('invalidQuery');
+  if (n < min || n > max) throw refusal(refused);
   return n;
 }

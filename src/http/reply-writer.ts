@@ -1,9 +1,11 @@
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../log.ts';
 import { ClientAbortedError } from './body.ts';
 import type { Cors } from './cors.ts';
 import { ANSWERS, HttpError } from './messages.ts';
+import { evaluatePreconditions, hasPreconditions, type PreconditionOutcome } from './preconditions.ts';
 import { pathOf, unreadBodyForcesClose } from './request.ts';
-import { envelopeReply, writeEnvelope, writeJson } from './respond.ts';
+import { envelopeReply, writeEnvelope, writeJson, writeNotModified } from './respond.ts';
 import type { Reply, RequestContext } from './route.ts';
 
 /** The route of a request no route matched: a metric label is never the raw path (unbounded, holds ids). */
@@ -11,6 +13,18 @@ export const UNMATCHED_ROUTE = 'unmatched';
 
 const CLOSE = { connection: 'close' } as const;
 const INTERNAL_ERROR = envelopeReply(ANSWERS.internalError, 'null');
+const PRECONDITION_FAILED = envelopeReply(ANSWERS.preconditionFailed, 'null');
+
+/**
+ * A read's preconditions against the representation its answer carries (its ETag, if any). A
+ * write's are the store's condition instead (books/etag.ts), decided against the state it
+ * replaces; the event stream has no representation to be current or stale.
+ */
+function readPrecondition(req: IncomingMessage, reply: Reply): PreconditionOutcome {
+  const method = req.method as string;
+  if ((method !== 'GET' && method !== 'HEAD') || 'stream' in reply) return 'proceed';
+  return evaluatePreconditions(method, req.headers, reply.headers?.etag);
+}
 
 /** Told of every answer (the metrics' RequestMetrics); `route` is a pattern or UNMATCHED_ROUTE. */
 export interface RequestRecorder {
@@ -38,23 +52,28 @@ export interface ReplyWriterOptions {
 export function createReplyWriter({ logger, cors, isDraining, answerFault, requests }: ReplyWriterOptions): { send: SendReply; fail: SendFailure } {
   const logRequests = logger.isEnabled('info');
 
-  const send: SendReply = ({ req, res, reqId, start, route }, reply) => {
+  const send: SendReply = ({ req, res, reqId, start, route }, given) => {
+    // Only a success is conditional (RFC 9110 §13.2.1); without If-Match or If-None-Match this costs two header reads.
+    const outcome = given.status === 200 && hasPreconditions(req.headers) ? readPrecondition(req, given) : 'proceed';
+    const reply = outcome === 'failed' ? PRECONDITION_FAILED : given;
     let headers = reply.headers;
     // Object.assign, not spreads: see envelopeReply (Node 20 gives each `{ ...a, ...b }` a hidden class of its own).
     if (cors !== undefined) headers = Object.assign({}, cors.responseHeaders(req.headers.origin), headers);
     // Nothing is ever upgraded: after declining, Node's parser may not read the connection again.
     if (isDraining() || req.headers.upgrade !== undefined || unreadBodyForcesClose(req)) headers = Object.assign({}, headers, CLOSE);
-    if ('stream' in reply) reply.stream(headers);
+    const status = outcome === 'not-modified' ? 304 : reply.status;
+    if (status === 304) writeNotModified(res, reqId, headers);
+    else if ('stream' in reply) reply.stream(headers);
     else if (reply.message === undefined) writeJson(res, reqId, reply.status, reply.body, headers);
     else if (reply.body !== undefined) writeJson(res, reqId, reply.status, reply.body, headers);
     else writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
-    if (requests !== undefined) requests.record(req.method as string, route, reply.status, (performance.now() - start) / 1000);
+    if (requests !== undefined) requests.record(req.method as string, route, status, (performance.now() - start) / 1000);
     if (logRequests) {
       logger.info('request', {
         reqId,
         method: req.method,
         path: pathOf(req.url as string),
-        statusCode: reply.status,
+        statusCode: status,
         responseTime: Math.round((performance.now() - start) * 1000) / 1000,
       });
     }

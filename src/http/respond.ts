@@ -86,6 +86,24 @@ export function writeJson(
 }
 
 /**
+ * What a 304 keeps of the 200 it stands for (RFC 9110 §15.4.5): the fields that guide a cache
+ * (ETag, Cache-Control, Vary), the CORS fields a page needs to read it, and `connection`.
+ * Representation metadata (Content-Type, Content-Length, Link, …) is left out, as that section asks.
+ */
+const NOT_MODIFIED_KEEPS = ['etag', 'vary', 'access-control-allow-origin', 'access-control-expose-headers', 'connection'] as const;
+
+/** 304 Not Modified: no body, the client's copy is current (docs/contract.md, "Conditional requests"). */
+export function writeNotModified(res: ServerResponse, requestId: string, extraHeaders: Readonly<Record<string, string>> | undefined): void {
+  const headers: string[] = ['cache-control', extraHeaders?.['cache-control'] ?? 'no-store', 'x-content-type-options', 'nosniff', 'x-request-id', requestId];
+  for (const name of NOT_MODIFIED_KEEPS) {
+    const value = extraHeaders?.[name];
+    if (value !== undefined) headers.push(name, value);
+  }
+  res.writeHead(304, headers);
+  res.end();
+}
+
+/**
  * For a socket Node's parser gave up on (no ServerResponse exists): a complete HTTP/1.1 answer
  * with the same envelope and headers, after which the connection closes. Its request id is always
  * generated: the request's own headers were never parsed, so none of them can be trusted.

@@ -46,10 +46,10 @@ export interface StreamedBody {
 /**
  * An answer sent without the envelope: GET /openapi.json, since tools that read OpenAPI documents
  * expect the document itself at its URL, and the built-in page and its assets (which name their
- * own `content-type`); or a 304 when the client's copy is current.
+ * own `content-type`). Its ETag makes it conditional, as an envelope's does (http/preconditions.ts).
  */
 export interface DocumentReply {
-  readonly status: 200 | 304;
+  readonly status: 200;
   readonly body: string | Buffer;
   readonly headers?: Readonly<Record<string, string>>;
   readonly message?: undefined;
@@ -83,6 +83,11 @@ export interface Route<Deps = unknown> {
   readonly pathName?: string;
   /** Protected routes are refused with 401 before the handler runs (docs/contract.md, "Authentication"). */
   readonly auth: boolean;
+  /**
+   * GET /events alone: it answers a stream, which has no representation to be current or stale,
+   * so preconditions neither apply (see the reply writer) nor are documented.
+   */
+  readonly stream?: true;
   readonly operation: Operation;
   handler(deps: Deps): Handler;
 }
@@ -93,6 +98,7 @@ export function defineRoute<const P extends string, Deps>(route: {
   readonly pattern: P;
   readonly pathName?: string;
   readonly auth: boolean;
+  readonly stream?: true;
   readonly operation: Operation;
   handler(deps: Deps): Handler<ParamsOf<P>>;
 }): Route<Deps> {

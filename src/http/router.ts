@@ -35,18 +35,29 @@ export class Router<R extends Routable> {
   readonly #paths: CompiledPath<R>[] = [];
   readonly #static = new Map<string, CompiledPath<R>>();
 
-  constructor(routes: readonly R[]) {
+  /**
+   * `everywhere`: methods every path answers besides its routes' (OPTIONS, when CORS answers it on
+   * every path), so that `Allow` lists them too.
+   */
+  constructor(routes: readonly R[], everywhere: readonly Method[] = []) {
     for (const route of routes) this.#add(route);
     for (const path of this.#paths) {
-      const methods = [...path.routes.keys()];
-      if (path.routes.has('GET')) methods.push('HEAD');
-      path.allow = methods.sort().join(', ');
+      const methods = new Set<string>([...path.routes.keys(), ...everywhere]);
+      if (path.routes.has('GET')) methods.add('HEAD');
+      path.allow = [...methods].sort().join(', ');
     }
   }
 
   /** Every (pattern, method) pair, HEAD included where GET is: for documentation and tests. */
   routes(): { pattern: string; methods: string[] }[] {
     return this.#paths.map((p) => ({ pattern: p.pattern, methods: p.allow.split(', ') }));
+  }
+
+  /** Every method some path answers, and `also`, sorted as `Allow` is: what `OPTIONS *` lists. */
+  allowAnywhere(also: Method): string {
+    const methods = new Set<string>([also]);
+    for (const path of this.#paths) for (const method of path.allow.split(', ')) methods.add(method);
+    return [...methods].sort().join(', ');
   }
 
   /**

@@ -3,7 +3,7 @@ import { createAuthorizer, tokenExpiry } from '../auth/authorize.ts';
 import { signingKeys } from '../auth/keys.ts';
 import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
 import { BookIdsExhaustedError, PreconditionFailedError } from '../faults.ts';
-import { createCors } from '../http/cors.ts';
+import { createCors, type Cors } from '../http/cors.ts';
 import { createHostCheck } from '../http/host-names.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { createReplyWriter, UNMATCHED_ROUTE } from '../http/reply-writer.ts';
@@ -114,6 +114,14 @@ function methodNotAllowed(allow: string): Reply {
   return envelopeReply(ANSWERS.methodNotAllowed, 'null', { allow });
 }
 
+/**
+ * With CORS on, OPTIONS is answered on every path (docs/contract.md, "Cross-origin requests"):
+ * 200 with `Allow`, and the preflight headers when it is a preflight from an allowed origin.
+ */
+function optionsAnswer(cors: Cors, req: IncomingMessage, allow: string): Reply {
+  return envelopeReply(ANSWERS.ok, 'null', Object.assign({ allow }, cors.preflightHeaders(req, allow)));
+}
+
 const NO_PARAMS = Object.freeze({});
 
 /**
@@ -151,9 +159,14 @@ export function createApp(options: AppOptions): App {
   };
   // The page's routes come after the API's: they add nothing to the cost of matching the others.
   const table = options.ui === true ? [...ROUTE_TABLE, ...uiRoutes(loadUiAssets())] : ROUTE_TABLE;
-  const router = new Router<BoundRoute>(table.map((r) => ({ method: r.method, pattern: r.pattern, auth: r.auth, handle: r.handler(deps) })));
-  const authorize = createAuthorizer({ keys, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });
   const cors = createCors(options.corsOrigins ?? []);
+  const router = new Router<BoundRoute>(
+    table.map((r) => ({ method: r.method, pattern: r.pattern, auth: r.auth, handle: r.handler(deps) })),
+    cors === undefined ? [] : ['OPTIONS'],
+  );
+  // RFC 9110 §9.3.7: `OPTIONS *` asks about the server as a whole (docs/contract.md, "Paths and ids").
+  const serverOptions = envelopeReply(ANSWERS.ok, 'null', { allow: router.allowAnywhere('OPTIONS') });
+  const authorize = createAuthorizer({ keys, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });
   const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining, answerFault, requests: options.metrics?.requests });
 
   const app = ((req: IncomingMessage, res: ServerResponse): void => {
@@ -172,10 +185,9 @@ export function createApp(options: AppOptions): App {
       // docs/contract.md, "Order of checks": host (421) → route (404, then 405) → auth (401) → {id} (400) → body. 421,
       // 404, 405 and 401 are what a scan gets: answered as replies, not thrown (README, "Performance notes").
       if (hostAllowed !== undefined && !hostAllowed(req)) return send(ctx, MISDIRECTED);
-      if (match.kind === 'none') return send(ctx, NOT_FOUND);
+      if (match.kind === 'none') return send(ctx, req.url === '*' && req.method === 'OPTIONS' ? serverOptions : NOT_FOUND);
       if (match.kind === 'method') {
-        const preflight = cors?.preflightHeaders(req, match.allow);
-        return send(ctx, preflight === undefined ? methodNotAllowed(match.allow) : envelopeReply(ANSWERS.ok, 'null', preflight));
+        return send(ctx, cors !== undefined && req.method === 'OPTIONS' ? optionsAnswer(cors, req, match.allow) : methodNotAllowed(match.allow));
       }
       const route = match.route;
       const refused = route.auth ? authorize(ctx) : undefined;

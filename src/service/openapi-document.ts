@@ -4,9 +4,15 @@ import { CHANGE_SCHEMAS } from '../events/changes-route.ts';
 import { ConfigError } from '../faults.ts';
 import { ANSWERS } from '../http/messages.ts';
 import { answer, NULL, pathsOf } from '../http/openapi.ts';
-import type { OpenApiDocument } from '../http/openapi-types.ts';
+import type { Header, OpenApiDocument } from '../http/openapi-types.ts';
 import { OPENAPI_SCHEMAS } from './openapi-route.ts';
 import { ROUTE_TABLE } from './route-table.ts';
+
+const ALLOW: Header = {
+  description: 'The methods the path supports, sorted: HEAD wherever GET, OPTIONS when CORS_ORIGINS is set.',
+  required: true,
+  schema: { type: 'string' },
+};
 
 /** Where the operations are when no mount path is given: relative to the document's own URL. */
 export const DEFAULT_SERVER_URL = '.';
@@ -21,11 +27,15 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     title: 'Book catalogue',
     // The document's own version (OpenAPI 3.1 §4.8.2), raised when the interface changes.
     version: '1.0.0',
+    license: { name: 'MIT', identifier: 'MIT' },
+
     description:
       'Every answer is the envelope {status, message, data} with Content-Type application/json; charset=utf-8, ' +
       'except GET /openapi.json. Checks run in this order: route (404 `Not found`, then 405 `Method not allowed` ' +
-      'with Allow), token (401), {id} (400), body. Bodies over 64 KiB: 413. With CORS_ORIGINS set, an allowed ' +
-      'origin\'s preflight (OPTIONS) gets 200 `OK` with the Access-Control-Allow-* headers. ' +
+      'with Allow), token (401), {id} (400), body, then If-Match and If-None-Match (412, or 304 on a read). ' +
+      'Bodies over 64 KiB: 413. With CORS_ORIGINS set, OPTIONS on every path gets 200 `OK` with Allow, and an ' +
+      'allowed origin\'s preflight also the Access-Control-Allow-* headers. `OPTIONS *` (the server as a whole) ' +
+      'gets 200 `OK` with Allow listing every method the server has. ' +
       'GET / is the built-in web page (text/html, not an envelope; its scripts and style under /ui/{version}/), ' +
       'served by the command line unless UI=off or --no-ui, and by the library only with ui: true; when off, / is 404. ' +
       'The rules behind every answer: docs/contract.md in the repository.',
@@ -37,9 +47,9 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     responses: {
       NotFound: { ...answer(404, [ANSWERS.notFound.message]), description: 'Not found: the path is not one the service serves (checked first, before method, token and body).' },
       MethodNotAllowed: answer(405, [ANSWERS.methodNotAllowed.message], NULL, {
-        Allow: { description: 'The methods the path supports, sorted, HEAD wherever GET.', required: true, schema: { type: 'string' } },
+        Allow: ALLOW,
       }),
-      PreflightAllowed: answer(200, [ANSWERS.ok.message]),
+      PreflightAllowed: answer(200, [ANSWERS.ok.message], NULL, { Allow: ALLOW }),
     },
     securitySchemes: {
       rawToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The token itself, no scheme prefix (docs/contract.md, "Authentication").' },

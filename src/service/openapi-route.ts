@@ -1,8 +1,7 @@
 import { hash } from 'node:crypto';
-import { entityTagListMatches } from '../http/entity-tags.ts';
 import { JSON_TYPE, NO_ROUTE, ref, TRANSPORT } from '../http/openapi.ts';
 import type { Header, OpenApiDocument, Schema } from '../http/openapi-types.ts';
-import { defineRoute, type Reply } from '../http/route.ts';
+import { defineRoute, type DocumentReply, type Reply } from '../http/route.ts';
 
 export interface OpenApiRouteDeps {
   /** This app's document (its `servers` URL is the app's mount path). */
@@ -46,33 +45,21 @@ export const OPENAPI_ROUTE = defineRoute({
     description: 'Cacheable (`Cache-Control: no-cache`): send the ETag back in If-None-Match and a current copy gets 304, no body.',
     tags: ['operations'],
     security: [],
-    parameters: [
-      {
-        name: 'If-None-Match',
-        in: 'header',
-        required: false,
-        description: '`*` or entity tags from ETag (RFC 9110 §13.1.2, weak comparison): a match answers 304.',
-        schema: { type: 'string' },
-      },
-    ],
     responses: {
       '200': { description: 'The OpenAPI 3.1 document', headers: { ETag: DOCUMENT_ETAG }, content: { [JSON_TYPE]: { schema: ref('OpenApiDocument') } } },
-      '304': { description: 'The copy the client holds is current (If-None-Match matched); no body.', headers: { ETag: DOCUMENT_ETAG } },
       ...NO_ROUTE,
       ...TRANSPORT,
     },
   },
   handler({ openApiDocument }: OpenApiRouteDeps) {
-    let served: { body: string; headers: Record<string, string> } | undefined;
-    return ({ req }): Reply => {
+    let served: DocumentReply | undefined;
+    return (): Reply => {
       if (served === undefined) {
         const body = JSON.stringify(openApiDocument);
-        served = { body, headers: { etag: `"${hash('sha256', body, 'base64url')}"`, 'cache-control': 'no-cache' } };
+        // If-None-Match is answered by the reply writer against this ETag (docs/contract.md, "Conditional requests").
+        served = { status: 200, body, headers: { etag: `"${hash('sha256', body, 'base64url')}"`, 'cache-control': 'no-cache' } };
       }
-      const condition = req.headers['if-none-match'];
-      // A 304 keeps the 200's Content-Length (RFC 9110 §8.6); Node sends no body with it.
-      const status = condition !== undefined && entityTagListMatches(condition, served.headers.etag as string, 'weak') ? 304 : 200;
-      return { status, body: served.body, headers: served.headers };
+      return served;
     };
   },
 });

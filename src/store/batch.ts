@@ -69,6 +69,11 @@ export function planBatch(ops: readonly Op[], committed: (id: number) => string 
       continue;
     }
     const json = bookJson(book);
+    // An update that leaves the book as it is writes nothing and publishes no change (docs/contract.md, "Books").
+    if (json === before) {
+      plan.results.push(book);
+      continue;
+    }
     plan.changes.set(book.id, json);
     plan.text += encodePut(++plan.seq, json);
     plan.entries.push({ seq: plan.seq, type: op.kind === 'create' ? 'created' : 'updated', id: book.id, bookJson: json });

@@ -1,9 +1,8 @@
-import { entityTagListMatches } from '../http/entity-tags.ts';
 import { ANSWERS } from '../http/messages.ts';
 import type { Header, Operation } from '../http/openapi-types.ts';
 import { NO_ROUTE } from '../http/openapi.ts';
 import { envelopeReply } from '../http/respond.ts';
-import type { Reply, RequestContext, Route } from '../http/route.ts';
+import type { Reply, Route } from '../http/route.ts';
 import type { UiAsset, UiAssets } from './assets.ts';
 
 /**
@@ -39,11 +38,9 @@ function served(file: UiAsset, cacheControl: string, extra: Readonly<Record<stri
   return { file, headers: { ...extra, 'content-type': file.contentType, 'cache-control': cacheControl, etag: file.etag } };
 }
 
-/** RFC 9110 §13.1.2: a current copy (If-None-Match, weak comparison) gets 304; Node sends no body with it. */
-function answer({ req }: RequestContext, { file, headers }: Served): Reply {
-  const condition = req.headers['if-none-match'];
-  const status = condition !== undefined && entityTagListMatches(condition, file.etag, 'weak') ? 304 : 200;
-  return { status, body: file.body, headers };
+/** A file with its ETag: a current copy (If-None-Match) gets 304 from the reply writer (RFC 9110 §13.1.2). */
+function answer({ file, headers }: Served): Reply {
+  return { status: 200, body: file.body, headers };
 }
 
 const ETAG: Header = { description: 'Strong entity tag: a hash of the bytes.', required: true, schema: { type: 'string' } };
@@ -78,7 +75,7 @@ export function uiRoutes(assets: UiAssets): Route[] {
       pathName: 'page',
       auth: false,
       operation: operation('page', 'The built-in catalogue page', 'text/html'),
-      handler: () => (ctx) => answer(ctx, page),
+      handler: () => () => answer(page),
     },
     {
       method: 'GET',
@@ -88,7 +85,7 @@ export function uiRoutes(assets: UiAssets): Route[] {
       operation: operation('pageAsset', "A script, style or icon of the page (the version is a hash of them all)", 'text/javascript'),
       handler: () => (ctx) => {
         const file = ctx.params.version === assets.version ? files.get(ctx.params.file as string) : undefined;
-        return file === undefined ? NOT_FOUND : answer(ctx, file);
+        return file === undefined ? NOT_FOUND : answer(file);
       },
     },
   ];

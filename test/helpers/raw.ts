@@ -118,8 +118,8 @@ export function parseResponse(buffer: Buffer, head: boolean, ended: boolean): { 
   const bodyStart = headEnd + 4;
   const declared = headers['content-length'];
   let bodyEnd: number;
-  // An interim 1xx answer (100 Continue) and an answer to HEAD carry no body.
-  if (head || (status >= 100 && status < 200)) bodyEnd = bodyStart;
+  // An interim 1xx answer (100 Continue), 204, 304 and an answer to HEAD carry no body (RFC 9112 §6.3).
+  if (head || (status >= 100 && status < 200) || status === 204 || status === 304) bodyEnd = bodyStart;
   else if (declared !== undefined) bodyEnd = bodyStart + Number(declared);
   else if (ended) bodyEnd = buffer.length;
   else return undefined;
