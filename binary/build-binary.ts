@@ -30,27 +30,33 @@ export class BuilderUnavailableError extends Error {
   override readonly name = 'BuilderUnavailableError';
 }
 
-function run(file: string, args: readonly string[], cwd?: string): Promise<{ stdout: string; stderr: string }> {
+function run(file: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     // npm.cmd is a batch file, which Windows starts only through a shell; the arguments are fixed here.
-    execFile(file, args, { cwd, maxBuffer: 16 * 1024 * 1024, shell: file === 'npm.cmd' }, (err, stdout, stderr) => {
+    execFile(file, args, { ...options, maxBuffer: 16 * 1024 * 1024, shell: file === 'npm.cmd' }, (err, stdout, stderr) => {
       if (err === null) resolve({ stdout, stderr });
       else reject(Object.assign(err, { stderr }));
     });
   });
 }
 
+/** npm's error codes for a registry it cannot reach (offline mode included); any other failure is a fault to show, not to skip. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ENETUNREACH', 'EHOSTUNREACH', 'ENOTCACHED', 'ERR_SOCKET_TIMEOUT']);
+
 /** Finds (and, the first time, fetches) node@26 through `npm exec`. */
 export async function findBuilder(): Promise<Builder> {
+  // Inside `npm exec -c '…'` this variable holds that command, and the nested npm exec would refuse its own arguments (EUSAGE).
+  const { npm_config_call: _call, ...env } = process.env;
   let stdout: string;
   try {
-    ({ stdout } = await run(NPM, ['exec', '--yes', `--package=${BUILDER_PACKAGE}`, '--', 'node', '-p', 'JSON.stringify([process.execPath, process.version, process.platform, process.arch])']));
+    ({ stdout } = await run(NPM, ['exec', '--yes', `--package=${BUILDER_PACKAGE}`, '--', 'node', '-p', 'JSON.stringify([process.execPath, process.version, process.platform, process.arch])'], { env }));
   } catch (err) {
     // npm prints a dozen `npm error` lines; the one naming the error says most (`FetchError: request to … failed, reason: …`).
     const lines = String((err as { stderr?: string }).stderr ?? '').split('\n');
     const line = lines.find((l) => /^npm error \w*Error: /.test(l)) ?? lines.find((l) => l.startsWith('npm error '));
-    const detail = line?.slice('npm error '.length) ?? (err as Error).message;
-    throw new BuilderUnavailableError(`npm exec could not fetch ${BUILDER_PACKAGE} from the npm registry: ${detail}`);
+    const detail = `npm exec --package=${BUILDER_PACKAGE} failed: ${line?.slice('npm error '.length) ?? (err as Error).message}`;
+    const code = /^npm error code (\S+)$/m.exec(lines.join('\n'))?.[1];
+    throw code !== undefined && UNREACHABLE.has(code) ? new BuilderUnavailableError(detail) : new Error(detail);
   }
   const [execPath, version, platform, arch] = JSON.parse(stdout.trim().split('\n').at(-1) as string) as string[];
   return { execPath: execPath as string, version: version as string, platform: platform as string, arch: arch as string };
@@ -160,7 +166,7 @@ export async function buildBinary(options: BuildOptions): Promise<Built> {
         assets: Object.fromEntries(assets),
       }),
     );
-    await run(builder.execPath, ['--build-sea', config], work);
+    await run(builder.execPath, ['--build-sea', config], { cwd: work });
     await rename(partial, file);
     if (hash !== undefined) await writeFile(stamp, hash);
     else await rm(stamp, { force: true });

@@ -93,13 +93,16 @@ describe('npm run build:binary: its flags', () => {
   });
 });
 
-/** node@26 builds the binary; on a host that cannot fetch it the checks below are skipped, saying why and how to run them. */
-async function builderOrReason(): Promise<Builder | string> {
+/**
+ * node@26 builds the binary. A host that cannot reach the npm registry skips the checks below,
+ * saying why and how to run them; any other failure to find it fails them.
+ */
+async function builderOrReason(): Promise<Builder | Error | string> {
   if (`${process.platform}-${process.arch}` !== 'linux-x64') return `the single executable is checked on linux-x64 (docs/binary.md names that build), not ${process.platform}-${process.arch}`;
   try {
     return await findBuilder();
   } catch (err) {
-    if (!(err instanceof BuilderUnavailableError)) throw err;
+    if (!(err instanceof BuilderUnavailableError)) return err as Error;
     return `needs node@26 from the npm registry to build the binary (${err.message}); with the registry reachable, run npm test again`;
   }
 }
@@ -131,6 +134,7 @@ describe('the single executable (npm run build:binary)', { skip: typeof builder 
   let token: string;
 
   before(async () => {
+    if (builder instanceof Error) throw builder;
     binary = (await buildBinary({ root: ROOT, outDir: OUT_DIR, builder: node26 })).file;
     cwd = await temp.make();
     // The environment stays empty: the metrics port comes from .env, which the binary reads like node dist/main.js.
