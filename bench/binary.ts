@@ -43,6 +43,7 @@ interface Program {
 interface Start {
   ms: number;
   rssMb: number;
+  anonMb: number;
 }
 
 /** One start: spawn, poll /healthz until it answers 200, read RSS, SIGTERM, wait for the exit. */
@@ -57,10 +58,10 @@ async function start(program: Program, dataDir: string): Promise<Start> {
     const url = `http://127.0.0.1:${port}/healthz`;
     await waitUntilAnswering(url, child, 300_000, POLL_MS);
     const ms = performance.now() - startedAt;
-    const rss = rssMb(child.pid);
+    const figures = { ms, rssMb: rssMb(child.pid), anonMb: rssMb(child.pid, 'RssAnon') };
     const status = (await fetch(url)).status;
     if (status !== 200) throw new Error(`${program.name}: /healthz answered ${status}`);
-    return { ms, rssMb: rss };
+    return figures;
   } finally {
     child.kill('SIGTERM');
     if (child.exitCode === null) await once(child, 'exit');
@@ -102,7 +103,8 @@ async function main(): Promise<void> {
       for (let i = 0; i < STARTS; i++) for (const program of programs) runs.get(program)?.push(await start(program, dataDir));
       console.log(`\n${books.toLocaleString('en')} books (median of ${STARTS} starts)`);
       for (const [program, starts] of runs) {
-        console.log(`  ${program.name.padEnd(width)}  start-up ${ms(median(starts.map((s) => s.ms))).padStart(7)}  RSS ${mb(median(starts.map((s) => s.rssMb))).padStart(6)}`);
+        const at = (pick: (s: Start) => number): number => median(starts.map(pick));
+        console.log(`  ${program.name.padEnd(width)}  start-up ${ms(at((s) => s.ms)).padStart(7)}  RSS ${mb(at((s) => s.rssMb)).padStart(6)}, of which anonymous ${mb(at((s) => s.anonMb)).padStart(6)}`);
       }
       await rm(dataDir, { recursive: true, force: true });
     }
