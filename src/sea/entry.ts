@@ -40,7 +40,7 @@ const { createRequire, registerHooks } = nodeModule as typeof nodeModule & { reg
 registerHooks({
   resolve(specifier, context, next) {
     if (specifier.startsWith(ROOT)) return { url: specifier, format: 'module', shortCircuit: true };
-    // dist/ imports its own modules by relative path only (test/binary.test.ts checks), built-ins by name.
+    // dist/ imports its own modules by relative path only (test/binary-loadable.test.ts checks), built-ins by name.
     if (context.parentURL?.startsWith(ROOT) === true && (specifier.startsWith('./') || specifier.startsWith('../'))) {
       return { url: new URL(specifier, context.parentURL).href, format: 'module', shortCircuit: true };
     }
