@@ -4,11 +4,14 @@ import { connect, type Socket } from 'node:net';
 import { fork } from 'node:child_process';
 import type { LatencySummary } from './histogram.ts';
 
-/** A process's resident set size in MB, from /proc; 0 where /proc is missing. */
-export function rssMb(pid: number | undefined): number {
+/**
+ * A process's resident set size in MB, from /proc; 0 where /proc is missing. `RssAnon` is the part
+ * that is the process's own memory, without the pages of files it maps (its executable among them).
+ */
+export function rssMb(pid: number | undefined, field: 'VmRSS' | 'RssAnon' = 'VmRSS'): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+    return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
   } catch {
     return 0;
   }

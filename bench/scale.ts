@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeExport } from './export-file.ts';
 import { benchFlags } from './flags.ts';
 import { median } from './median.ts';
 import { closeAgent, healthPinger, repeat, rssMb, rssSampler, stalledList, timed, type Timed } from './scale-probes.ts';
@@ -43,23 +43,6 @@ const STALLED_READERS = 60;
  * of ~0.2 ms needs many samples to tell 1.5x apart from noise.
  */
 const PAGES = 1000;
-
-function book(id: number): string {
-  const words = ['river', 'stone', 'garden', 'night', 'winter', 'silver', 'crown', 'shadow', 'glass', 'ember', 'Émile', 'Zoë'];
-  return JSON.stringify({ id, title: `The ${words[id % 12]} of ${words[(id * 7) % 11]} ${id}`, author: `Author ${id % 5000}`, year: 1900 + (id % 120) });
-}
-
-/** The export file: written a chunk at a time, as `export` writes it. */
-async function writeExport(path: string, count: number): Promise<void> {
-  const out = createWriteStream(path);
-  for (let from = 1; from <= count; from += 10_000) {
-    const lines: string[] = [];
-    for (let id = from; id < Math.min(count + 1, from + 10_000); id++) lines.push(book(id));
-    if (!out.write(`${from === 1 ? '[\n' : ',\n'}${lines.join(',\n')}`)) await once(out, 'drain');
-  }
-  out.end('\n]\n');
-  await once(out, 'close');
-}
 
 async function runImport(file: string, dataDir: string): Promise<{ ms: number; peakMb: number }> {
   const start = performance.now();

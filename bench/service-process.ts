@@ -13,15 +13,15 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Resolves once `url` answers; rejects if the child exits or after `timeoutMs`. */
-export async function waitUntilAnswering(url: string, child: ChildProcess, timeoutMs = 10_000): Promise<void> {
-  for (let i = 0; i < timeoutMs / 50; i++) {
+/** Resolves once `url` answers, asking every `intervalMs`; rejects if the child exits or after `timeoutMs`. */
+export async function waitUntilAnswering(url: string, child: ChildProcess, timeoutMs = 10_000, intervalMs = 50): Promise<void> {
+  for (let i = 0; i < timeoutMs / intervalMs; i++) {
     if (child.exitCode !== null) throw new Error(`${url}: server exited with code ${child.exitCode}`);
     try {
       await fetch(url);
       return;
     } catch {
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, intervalMs));
     }
   }
   throw new Error(`${url}: no answer after ${timeoutMs / 1000} s`);

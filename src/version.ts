@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { readPackageFile } from './package-files.ts';
 
-/** This package's version, from its package.json (one level above both `src/` and `dist/`). */
+/** This package's version, from its package.json. */
 export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readPackageFile('package.json').toString('utf8')) as { version: string };
   return pkg.version;
 }

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseCommand, type Config } from '../src/cli/command.ts';
 import { OPENAPI_DOCUMENT } from '../src/service/openapi-document.ts';
-import { UI_DIRECTORY } from '../src/ui/assets.ts';
+import { listPackageFolder, readPackageFile } from '../src/package-files.ts';
+import { UI_FOLDER } from '../src/ui/assets.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { killAll, runMain, startMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
@@ -188,11 +188,11 @@ describe('the built-in page is off unless asked for', () => {
 
 describe('the page build', () => {
   it('ships only its own files: scripts compiled by tsc, plain CSS, an SVG icon and the HTML template', () => {
-    const names = readdirSync(UI_DIRECTORY).sort();
+    const names = listPackageFolder(UI_FOLDER);
     assert.ok(names.includes('index.html') && names.includes('main.js') && names.includes('style.css'));
     for (const name of names) assert.match(name, /^[a-z-]+\.(js|css|svg|html)$/, name);
     for (const name of names.filter((n) => n.endsWith('.js'))) {
-      const js = readFileSync(new URL(name, UI_DIRECTORY), 'utf8');
+      const js = readPackageFile(UI_FOLDER + name).toString('utf8');
       assert.doesNotMatch(js, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function|localStorage|document\.cookie/, name);
       assert.doesNotMatch(js, /https?:\/\//, `${name} names no other origin`);
     }

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
+import { listPackageFolder, packageFileLocation, readPackageFile } from '../package-files.ts';
 
 /** One file of the built-in page, ready to send. */
 export interface UiAsset {
@@ -30,8 +30,8 @@ export class UiNotBuiltError extends Error {
   override readonly name = 'UiNotBuiltError';
 }
 
-/** Where `npm run build` puts the page: `dist/public`, two levels above this module in src/ and dist/ alike. */
-export const UI_DIRECTORY = new URL('../../dist/public/', import.meta.url);
+/** Where `npm run build` puts the page, from the package root. */
+export const UI_FOLDER = 'dist/public/';
 
 /** The page's template; `%ASSETS%` becomes the versioned asset folder, `%PRELOAD%` the module preloads. */
 const TEMPLATE = 'index.html';
@@ -44,19 +44,19 @@ function asset(body: Buffer, contentType: string): UiAsset {
  * Reads the built page once, when an app with `ui: true` is created: serving it then costs no
  * file system call. Throws with the directory named when the page was not built.
  */
-export function loadUiAssets(directory: URL = UI_DIRECTORY): UiAssets {
+export function loadUiAssets(): UiAssets {
   let names: string[];
   let template: string;
   try {
-    names = readdirSync(directory).sort();
-    template = readFileSync(new URL(TEMPLATE, directory), 'utf8');
+    names = listPackageFolder(UI_FOLDER);
+    template = readPackageFile(UI_FOLDER + TEMPLATE).toString('utf8');
   } catch (err) {
-    throw new UiNotBuiltError(`the built-in page is not built in ${directory.pathname} (npm run build): ${(err as Error).message}`);
+    throw new UiNotBuiltError(`the built-in page is not built in ${packageFileLocation(UI_FOLDER)} (npm run build): ${(err as Error).message}`);
   }
   const files = new Map<string, UiAsset>();
   for (const name of names) {
     const type = CONTENT_TYPES[extname(name)];
-    if (type !== undefined) files.set(name, asset(readFileSync(new URL(name, directory)), type));
+    if (type !== undefined) files.set(name, asset(readPackageFile(UI_FOLDER + name), type));
   }
   const version = hash('sha256', [...files].map(([name, file]) => `${name} ${file.etag}`).join('\n'), 'hex').slice(0, 16);
   const base = `ui/${version}/`;

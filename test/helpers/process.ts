@@ -9,6 +9,8 @@ export interface RunOptions {
   /** The whole environment besides PATH: tests start from a clean one. */
   env?: Readonly<Record<string, string>>;
   cwd: string;
+  /** A single executable to run instead of `node dist/main.js`, with `env` alone: no PATH, so no node on it. */
+  binary?: string;
 }
 
 export interface Exit {
@@ -22,11 +24,11 @@ export interface Exit {
 const running = new Set<ChildProcess>();
 
 function spawnMain(options: RunOptions): ChildProcess {
-  const child = spawn(process.execPath, [MAIN, ...(options.args ?? [])], {
-    cwd: options.cwd,
-    env: { PATH: process.env.PATH ?? '', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const args = options.args ?? [];
+  const child =
+    options.binary === undefined
+      ? spawn(process.execPath, [MAIN, ...args], { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(options.binary, args, { cwd: options.cwd, env: { ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   child.on('close', () => running.delete(child));
   return child;
