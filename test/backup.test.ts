@@ -116,6 +116,14 @@ describe('book-catalogue export / import', () => {
     assert.equal(result.stdout, '');
   });
 
+  it('import of a file that does not exist fails with one line and exit 1, and writes nothing', async () => {
+    const target = join(await tempDir(), 'target');
+    const result = await cli(['import', join(target, 'missing.json'), '--data-dir', target]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^book-catalogue: import failed: ENOENT: no such file or directory, open '.*missing\.json'\n$/);
+    assert.deepEqual(await readdir(target).catch(() => []), []);
+  });
+
   it('export and import use DATA_DIR like the service when --data-dir is absent', async () => {
     const result = await cli(['export'], { DATA_DIR: app.dataDir });
     assert.equal(JSON.parse(result.stdout).length, 4);

@@ -66,7 +66,7 @@ async function write(out: NodeJS.WritableStream, chunk: string): Promise<void> {
  */
 export async function importCatalogue(file: string, dataDir: string, stdin: NodeJS.ReadableStream): Promise<number> {
   const name = file === '-' ? 'stdin' : file;
-  const read = (): AsyncGenerator<Book> => checkedBooks(arrayElements(strictUtf8Text(file === '-' ? stdin : createReadStream(file, { highWaterMark: 1 << 20 }), name), name));
+  const read = (): AsyncGenerator<Book> => checkedBooks(arrayElements(strictUtf8Text(file === '-' ? stdin : fileBytes(file), name), name));
   try {
     return await writeSortedCatalogue(dataDir, read());
   } catch (err) {
@@ -77,6 +77,14 @@ export async function importCatalogue(file: string, dataDir: string, stdin: Node
   for await (const book of read()) books.push(book);
   await writeCatalogue(dataDir, books);
   return books.length;
+}
+
+/**
+ * The file's bytes, opened when they are first read: a file that cannot be opened is then an error
+ * of that read, which the command reports in its one line, never an 'error' event nobody listens to.
+ */
+async function* fileBytes(file: string): AsyncGenerator<Buffer> {
+  yield* createReadStream(file, { highWaterMark: 1 << 20 });
 }
 
 /** Each value as a book, by the API's own rule (model/valid-book.ts), or the index of the first that is not. */
