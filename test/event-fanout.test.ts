@@ -248,6 +248,26 @@ describe('GET /events fan-out: a stream pipelined behind another on one connecti
   });
 });
 
+describe('GET /events fan-out: streams and the memory budget (event_streams)', () => {
+  it('a stream that does not read is charged what it owes; once that spends the budget it is shed, before its own bound, and the reader gets every change', async () => {
+    // Below maxUnsentBytes (1 MiB by default): the budget, not the stream's own bound, cuts it.
+    const budget = new MemoryBudget(256 * 1024);
+    const fx = await serve({ coalesceMs: 0 }, undefined, budget);
+    const reader = await openRaw(fx.port);
+    const stalled = await openRaw(fx.port);
+    stalled.socket.pause();
+    try {
+      await appendUntilCut(fx, reader, 2000, 'the stalled stream was shed');
+      assert.equal(budget.shedCount('event_streams'), 1);
+    } finally {
+      reader.socket.destroy();
+      stalled.socket.destroy();
+      await fx.close();
+    }
+    assert.equal(budget.heldBy('event_streams'), 0, 'every stream gave its charge back');
+  });
+});
+
 describe('GET /events fan-out: a stream that does not read', () => {
   it('is cut once its unsent frames pass the bound, while the reading stream gets every change once, in order', async () => {
     const fx = await serve({ coalesceMs: 0, maxUnsentBytes: 64 * 1024 });
