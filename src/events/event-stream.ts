@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { chargesItself } from '../http/connection-guard.ts';
+import { chargesItself } from '../http/answer-bytes.ts';
 import { sentBytes } from '../http/socket-bytes.ts';
 import type { Charge } from '../memory/budget.ts';
 import type { ChangeFeed } from '../store/change-log.ts';

@@ -15,11 +15,6 @@ export interface AddressLoad {
 export class ClientAddresses {
   readonly #loads = new Map<string, AddressLoad>();
 
-  /** Addresses with a connection open. */
-  get size(): number {
-    return this.#loads.size;
-  }
-
   /** One more connection from `address`: its load, or undefined when it has `max` open already (0: no limit). */
   connect(address: string, max: number): AddressLoad | undefined {
     let load = this.#loads.get(address);

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { Logger } from '../log.ts';
 import type { Charge, MemoryBudget } from '../memory/budget.ts';
+import { heldAnswerBytes, unsentAnswerBytes } from './answer-bytes.ts';
 import { ClientAddresses, type AddressLoad } from './client-addresses.ts';
 import { throttledWarning, type RefusalReason } from './connections.ts';
 import { queuedBytes, resetConnection, sentBytes } from './socket-bytes.ts';
@@ -60,16 +61,6 @@ interface Watched {
 
 const WATCHED = Symbol('the guard\'s record of the connection');
 type Tagged = Socket & { [WATCHED]?: Watched };
-
-const CHARGES_ITSELF = Symbol('an answer that reports its own bytes to the memory budget');
-
-/**
- * Marks an answer that reports what it holds to the memory budget itself (an event stream): the
- * guard does not count its bytes again as `answers_in_flight`.
- */
-export function chargesItself(res: ServerResponse): void {
-  (res as ServerResponse & { [CHARGES_ITSELF]?: true })[CHARGES_ITSELF] = true;
-}
 
 /** A plain function, not a closure: it runs for every request (`this` is the answer). */
 function onAnswerClosed(this: ServerResponse): void {
@@ -133,11 +124,6 @@ export class ConnectionGuard {
       shed: warning('connections closed: the memory budget is spent and their answers moved least', {}),
     };
     this.#timer = setInterval(() => this.#check(performance.now()), limits.checkIntervalMs).unref();
-  }
-
-  /** Client addresses with a connection open (per-address limits on), for tests. */
-  get addresses(): number {
-    return this.#addresses.size;
   }
 
   /** Admits and watches a TCP connection (the server's `connection` event, for HTTP and HTTPS). */
@@ -286,7 +272,11 @@ export class ConnectionGuard {
    * that much for at most `checkIntervalMs` (SECURITY.md, "Memory budget").
    */
   #charge(watched: Watched, budget: MemoryBudget): void {
-    const bytes = answerBytes(watched);
+    let bytes = unsentAnswerBytes(watched.socket, watched.http);
+    if (watched.held !== undefined) {
+      bytes += heldAnswerBytes(watched.held);
+      if (watched.held.length === 0) watched.held = undefined;
+    }
     if (bytes === 0 && watched.charge === undefined) return;
     watched.charge ??= budget.add({
       kind: 'answers_in_flight',
@@ -299,27 +289,4 @@ export class ConnectionGuard {
     });
     watched.charge.set(bytes);
   }
-}
-
-/**
- * Answer bytes the connection holds in user space: what its sockets have not written (over TLS,
- * the plain text waiting for the TLS layer and the encrypted bytes waiting for the kernel), unless
- * the answer being sent reports its own, and the answers held for pipelined requests.
- */
-function answerBytes(watched: Watched): number {
-  const { socket, http } = watched;
-  const current = (http as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-  let bytes = current != null && CHARGES_ITSELF in current ? 0 : http === socket ? socket.writableLength : queuedBytes(socket) + http.writableLength;
-  const held = watched.held;
-  if (held === undefined) return bytes;
-  let kept = 0;
-  for (const res of held) {
-    // Sent on (it has the socket now, or had it and finished), or gone: no longer held.
-    if (res.socket !== null || res.writableFinished || res.destroyed) continue;
-    held[kept++] = res;
-    if (!(CHARGES_ITSELF in res)) bytes += res.writableLength;
-  }
-  held.length = kept;
-  if (kept === 0) watched.held = undefined;
-  return bytes;
 }
