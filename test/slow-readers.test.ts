@@ -241,6 +241,22 @@ describe('answers in flight are charged to the memory budget (answers_in_flight)
     }
   });
 
+  it('the answers Node holds for requests pipelined behind a stalled one are counted too', { timeout: 30_000 }, async () => {
+    const budget = new MemoryBudget(1 << 30);
+    const app = await startApp({ logLevel: 'silent', limits: PATIENT, memoryBudget: budget, catalogue: books(1500) });
+    const socket = await openPaused(app.port);
+    const behind = TRANSPORT_LIMITS.maxPipelinedRequests - 1;
+    try {
+      const documentBytes = Buffer.byteLength((await app.request('GET', '/openapi.json', { auth: false })).text);
+      socket.write(get(app, '/books') + get(app, '/openapi.json').repeat(behind));
+      // The stalled list holds one streamed piece (64 KiB); the rest is the documents waiting their turn.
+      await until(`${behind} documents held behind the stalled list charged`, () => budget.heldBy('answers_in_flight') > behind * documentBytes);
+    } finally {
+      socket.destroy();
+      await app.close();
+    }
+  });
+
   it('once the budget is spent, the connection whose answer moves least is reset and the service goes on', { timeout: 30_000 }, async () => {
     // Less than one streamed piece of GET /books: a stalled reader's answer spends it.
     const budget = new MemoryBudget(32 * 1024);
