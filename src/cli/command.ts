@@ -115,7 +115,7 @@ Environment only:
   MAX_CONNECTIONS_PER_ADDRESS  connections from one client address (default ${TRANSPORT_LIMITS.maxConnectionsPerAddress}; 0: no limit)
   MAX_IN_FLIGHT_PER_ADDRESS  requests from one address waiting for answers (default ${TRANSPORT_LIMITS.maxInFlightPerAddress}; 0: no limit)
   MAX_EVENT_STREAMS_PER_ADDRESS  GET /events streams from one address (default ${EVENT_STREAM_DEFAULTS.maxStreamsPerAddress}; 0: no limit)
-                      behind a reverse proxy every client has its address: set these three to 0
+                      behind a reverse proxy every client has the proxy's address: set these three to 0
   MEMORY_BUDGET_MB    MiB clients may make the process hold beyond the catalogue, 1 or more (default ${DEFAULT_MEMORY_BUDGET_BYTES / MIB})
   CORS_ORIGINS        comma-separated origins browsers may call from (* for any); unset: CORS off
   UI                  on or off: the built-in page at / (default on)
