@@ -21,7 +21,7 @@ import { benchFlags } from './flags.ts';
 import type { FollowerReport } from './fanout-scan.ts';
 import type { SubscriberConfig } from './fanout-subscriber.ts';
 import { median } from './median.ts';
-import { freePort, waitUntilAnswering } from './service-process.ts';
+import { freePort, ONE_CLIENT_ADDRESS, waitUntilAnswering } from './service-process.ts';
 
 const USAGE = `npm run bench:fanout [-- flags]: write throughput with and without GET /events streams open
   (measures dist/ as built: npm run build first; exits 1 if a stream missed, repeated or reordered a
@@ -135,7 +135,7 @@ async function main(): Promise<void> {
   const port = await freePort();
   const profile = flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', flags['cpu-prof']];
   const child = spawn(process.execPath, [...profile, flags.service ?? join(ROOT, 'dist/main.js'), '--port', String(port), '--host', '127.0.0.1', '--data-dir', dir], {
-    env: { PATH: process.env.PATH ?? '', SECRET_TOKEN: SECRET, AUTH_PASSWORD: 'bench', LOG_LEVEL: 'warn', MAX_EVENT_STREAMS: String(STREAMS + 10) },
+    env: { PATH: process.env.PATH ?? '', ...ONE_CLIENT_ADDRESS, SECRET_TOKEN: SECRET, AUTH_PASSWORD: 'bench', LOG_LEVEL: 'warn', MAX_EVENT_STREAMS: String(STREAMS + 10) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   let follower: ChildProcess | undefined;

@@ -7,7 +7,7 @@ import { cpuMicros } from './cpu.ts';
 import { benchFlags } from './flags.ts';
 import { runLoadInChild } from './fork-load.ts';
 import { median } from './median.ts';
-import { freePort, waitUntilAnswering } from './service-process.ts';
+import { freePort, ONE_CLIENT_ADDRESS, waitUntilAnswering } from './service-process.ts';
 import { SCENARIOS, seedBook, type Scenario, type ScenarioContext } from './scenarios.ts';
 import { runWrk, wrkAvailable } from './wrk.ts';
 
@@ -158,7 +158,7 @@ function spawnService(dist: string, port: number, dataDir: string, logFd: number
   const profile = flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', flags['cpu-prof']];
   return spawn(process.execPath, [...profile, join(dist, 'main.js'), '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', logLevel], {
     cwd: ROOT,
-    env: { ...process.env, SECRET_TOKEN: randomBytes(32).toString('base64url'), AUTH_USERNAME: USERNAME, AUTH_PASSWORD: PASSWORD },
+    env: { ...process.env, ...ONE_CLIENT_ADDRESS, SECRET_TOKEN: randomBytes(32).toString('base64url'), AUTH_USERNAME: USERNAME, AUTH_PASSWORD: PASSWORD },
     // Request lines (at info) go to a file, as a deployment would send them somewhere; not to this process.
     stdio: ['ignore', logFd, 'inherit'],
   });

@@ -7,7 +7,7 @@ import { writeExport } from './export-file.ts';
 import { benchFlags } from './flags.ts';
 import { median } from './median.ts';
 import { closeAgent, healthPinger, repeat, rssMb, rssSampler, stalledList, timed, type Timed } from './scale-probes.ts';
-import { freePort, waitUntilAnswering } from './service-process.ts';
+import { freePort, ONE_CLIENT_ADDRESS, waitUntilAnswering } from './service-process.ts';
 
 /**
  * `npm run bench:scale`: catalogues of 1k, 100k and 1M books (5M with --big) seeded through
@@ -57,7 +57,7 @@ async function runImport(file: string, dataDir: string): Promise<{ ms: number; p
 function startService(port: number, dataDir: string): ChildProcess {
   return spawn(process.execPath, [join(ROOT, 'dist/main.js'), '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn'], {
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, SECRET_TOKEN: SECRET, AUTH_USERNAME: USERNAME, AUTH_PASSWORD: PASSWORD },
+    env: { ...process.env, ...ONE_CLIENT_ADDRESS, SECRET_TOKEN: SECRET, AUTH_USERNAME: USERNAME, AUTH_PASSWORD: PASSWORD },
   });
 }
 

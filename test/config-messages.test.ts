@@ -50,6 +50,25 @@ describe('configuration messages agree with each other and say where a value cam
     }
   });
 
+  it('the per-address limits: 0 lifts each (behind a reverse proxy); anything but a whole number is refused, naming the variable', () => {
+    const rows = [
+      { name: 'MAX_CONNECTIONS_PER_ADDRESS', what: 'per-address connection limit', key: 'maxConnectionsPerAddress' },
+      { name: 'MAX_IN_FLIGHT_PER_ADDRESS', what: 'per-address in-flight limit', key: 'maxInFlightPerAddress' },
+      { name: 'MAX_EVENT_STREAMS_PER_ADDRESS', what: 'per-address event stream limit', key: 'maxEventStreamsPerAddress' },
+    ] as const;
+    for (const { name, what, key } of rows) {
+      assert.equal(config({ env: { [name]: '0' } })[key], 0, name);
+      for (const text of ['abc', '-1', '1.5']) {
+        assert.equal(message({ env: { [name]: text } }), `invalid ${what} "${text}" (${name}): expected a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`);
+      }
+    }
+    assert.deepEqual(
+      rows.map(({ key }) => config({})[key]),
+      [64, 256, 16],
+      'the defaults (SECURITY.md, "Limits")',
+    );
+  });
+
   it('a value from .env says so; from the environment, the variable; from a flag, the flag', () => {
     assert.equal(message({ dotenv: 'PORT=nope' }), 'invalid port "nope" (PORT in .env): expected a whole number from 0 to 65535');
     assert.equal(message({ env: { PORT: 'nope' } }), 'invalid port "nope" (PORT): expected a whole number from 0 to 65535');

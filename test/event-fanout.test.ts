@@ -4,6 +4,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { coalescingWindow, EVENT_STREAM_DEFAULTS, FANOUT_SHARE, StreamRegistry, type EventStreamOptions } from '../src/events/stream-registry.ts';
 import { silentLogger } from '../src/log.ts';
+import { DEFAULT_MEMORY_BUDGET_BYTES, MemoryBudget } from '../src/memory/budget.ts';
 import { ChangeLog } from '../src/store/change-log.ts';
 import type { ChangeEntry } from '../src/store/change.ts';
 
@@ -24,10 +25,13 @@ interface Fixture {
   close(): Promise<void>;
 }
 
-/** A server whose every request is a stream; `?since=` resumes. `monotonic`: the coalescing window's clock. */
-async function serve(options: Partial<EventStreamOptions>, monotonic?: () => number): Promise<Fixture> {
+/**
+ * A server whose every request is a stream; `?since=` resumes. `monotonic`: the coalescing window's
+ * clock; `budget`: the memory budget the streams report to.
+ */
+async function serve(options: Partial<EventStreamOptions>, monotonic?: () => number, budget = new MemoryBudget(DEFAULT_MEMORY_BUDGET_BYTES)): Promise<Fixture> {
   const feed = new ChangeLog(0, [], () => {});
-  const registry = new StreamRegistry(feed, { ...EVENT_STREAM_DEFAULTS, heartbeatMs: 600_000, ...options }, silentLogger, Date.now, monotonic);
+  const registry = new StreamRegistry(feed, { ...EVENT_STREAM_DEFAULTS, heartbeatMs: 600_000, ...options }, silentLogger, Date.now, budget, monotonic);
   const server: Server = createServer((req, res) => {
     const since = new URL(req.url as string, 'http://x').searchParams.get('since');
     registry.open(req, res, 'test', undefined, since === null ? undefined : Number(since), Math.floor(Date.now() / 1000) + 3600);
@@ -241,6 +245,26 @@ describe('GET /events fan-out: a stream pipelined behind another on one connecti
       first.socket.destroy();
       await fx.close();
     }
+  });
+});
+
+describe('GET /events fan-out: streams and the memory budget (event_streams)', () => {
+  it('a stream that does not read is charged what it owes; once that spends the budget it is shed, before its own bound, and the reader gets every change', async () => {
+    // Below maxUnsentBytes (1 MiB by default): the budget, not the stream's own bound, cuts it.
+    const budget = new MemoryBudget(256 * 1024);
+    const fx = await serve({ coalesceMs: 0 }, undefined, budget);
+    const reader = await openRaw(fx.port);
+    const stalled = await openRaw(fx.port);
+    stalled.socket.pause();
+    try {
+      await appendUntilCut(fx, reader, 2000, 'the stalled stream was shed');
+      assert.equal(budget.shedCount('event_streams'), 1);
+    } finally {
+      reader.socket.destroy();
+      stalled.socket.destroy();
+      await fx.close();
+    }
+    assert.equal(budget.heldBy('event_streams'), 0, 'every stream gave its charge back');
   });
 });
 

@@ -310,7 +310,8 @@ describe('metrics: connections', () => {
       const refused = await openConnection(o.app.port);
       await refused.closed;
       const text = await o.scrape();
-      assert.equal(value(text, 'book_catalogue_connections_rejected_total'), 1);
+      assert.equal(value(text, 'book_catalogue_connections_rejected_total{reason="max_connections"}'), 1);
+      assert.equal(value(text, 'book_catalogue_connections_rejected_total{reason="per_address"}'), 0);
       assert.equal(value(text, 'book_catalogue_open_connections'), 1);
       const lines = o.app.logs.map((l) => JSON.parse(l) as { level: number; msg: string; refused?: number });
       assert.ok(lines.some((l) => l.level === 40 && l.msg === 'connections refused: MAX_CONNECTIONS are open' && l.refused === 1), o.app.logs.join('\n'));

@@ -3,9 +3,10 @@ import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { TRANSPORT_LIMITS, type Book } from '../src/index.ts';
+import { MemoryBudget, TRANSPORT_LIMITS, type Book } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { openConnection, parseResponse } from './helpers/raw.ts';
+import { until } from './helpers/wait.ts';
 
 /*
  * Clients that send requests and never read the answers (the paused socket's receive buffer fills,
@@ -171,10 +172,11 @@ describe('pipelined requests waiting for their answers are bounded per connectio
   });
   after(() => app.close());
 
-  it(`${TRANSPORT_LIMITS.maxPipelinedRequests} pipelined requests are all answered`, async () => {
+  // With a token: a request without one may not be pipelined at all (test/per-address-limits.test.ts).
+  it(`${TRANSPORT_LIMITS.maxPipelinedRequests} pipelined requests with a token are all answered`, async () => {
     const conn = await openConnection(app.port);
     try {
-      conn.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(TRANSPORT_LIMITS.maxPipelinedRequests));
+      conn.write(get(app, '/healthz').repeat(TRANSPORT_LIMITS.maxPipelinedRequests));
       for (let i = 0; i < TRANSPORT_LIMITS.maxPipelinedRequests; i++) assert.equal((await conn.response()).status, 200);
     } finally {
       conn.destroy();
@@ -184,7 +186,7 @@ describe('pipelined requests waiting for their answers are bounded per connectio
   it('one more than that, sent together, closes the connection without answering them all', async () => {
     const conn = await openConnection(app.port);
     const requests = TRANSPORT_LIMITS.maxPipelinedRequests + 1;
-    conn.write('GET /openapi.json HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(requests));
+    conn.write(get(app, '/openapi.json').repeat(requests));
     let answered = 0;
     try {
       while (answered < requests) {
@@ -217,5 +219,58 @@ describe('pipelined requests waiting for their answers are bounded per connectio
     // Held, each client's answers (~40 KB each) would stay in memory as long as it stays connected.
     assert.ok(last < first + 64 * 2 ** 20, `RSS after 25 clients: ${Math.round(first / 2 ** 20)} MB, after 100: ${Math.round(last / 2 ** 20)} MB`);
     await healthy(app);
+  });
+});
+
+describe('answers in flight are charged to the memory budget (answers_in_flight)', () => {
+  // The send timeout is out of the way: what ends these connections is the budget.
+  const PATIENT = { ...LIMITS, sendTimeoutMs: 120_000 };
+
+  it('what the answer of a client that stopped reading holds is counted, and nothing once the connection is gone', { timeout: 30_000 }, async () => {
+    const budget = new MemoryBudget(1 << 30);
+    const app = await startApp({ logLevel: 'silent', limits: PATIENT, memoryBudget: budget, catalogue: books(1500) });
+    const socket = await openPaused(app.port);
+    try {
+      socket.write(get(app, '/books'));
+      await until('the stalled answer charged', () => budget.heldBy('answers_in_flight') > 0);
+      socket.destroy();
+      await until('its charge released', () => budget.heldBy('answers_in_flight') === 0);
+    } finally {
+      socket.destroy();
+      await app.close();
+    }
+  });
+
+  it('the answers Node holds for requests pipelined behind a stalled one are counted too', { timeout: 30_000 }, async () => {
+    const budget = new MemoryBudget(1 << 30);
+    const app = await startApp({ logLevel: 'silent', limits: PATIENT, memoryBudget: budget, catalogue: books(1500) });
+    const socket = await openPaused(app.port);
+    const behind = TRANSPORT_LIMITS.maxPipelinedRequests - 1;
+    try {
+      const documentBytes = Buffer.byteLength((await app.request('GET', '/openapi.json', { auth: false })).text);
+      socket.write(get(app, '/books') + get(app, '/openapi.json').repeat(behind));
+      // The stalled list holds one streamed piece (64 KiB); the rest is the documents waiting their turn.
+      await until(`${behind} documents held behind the stalled list charged`, () => budget.heldBy('answers_in_flight') > behind * documentBytes);
+    } finally {
+      socket.destroy();
+      await app.close();
+    }
+  });
+
+  it('once the budget is spent, the connection whose answer moves least is reset and the service goes on', { timeout: 30_000 }, async () => {
+    // Less than one streamed piece of GET /books: a stalled reader's answer spends it.
+    const budget = new MemoryBudget(32 * 1024);
+    const app = await startApp({ logLevel: 'silent', limits: PATIENT, memoryBudget: budget, catalogue: books(1500) });
+    const socket = await openPaused(app.port);
+    try {
+      socket.write(get(app, '/books'));
+      await until('the connection shed by the memory budget', () => budget.shedCount('answers_in_flight') === 1);
+      await serverConnectionsAtMost(app, 0);
+      assert.equal(budget.heldBy('answers_in_flight'), 0);
+      await healthy(app);
+    } finally {
+      socket.destroy();
+      await app.close();
+    }
   });
 });

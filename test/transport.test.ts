@@ -18,9 +18,10 @@ const SHORT = {
 
 const envelope408 = { status: 408, message: 'Request timeout', data: null };
 
-function openIdle(port: number): Promise<Socket> {
+/** `localAddress`: the loopback address the client connects from (every 127.x.y.z is loopback on Linux). */
+function openIdle(port: number, localAddress = '127.0.0.1'): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
+    const socket = connect({ port, host: '127.0.0.1', localAddress });
     socket.once('error', reject);
     socket.once('connect', () => {
       socket.off('error', reject);
@@ -119,11 +120,12 @@ describe('transport limits: slow and idle clients cannot hold the server', { con
 });
 
 describe('connection cap', () => {
+  // From ten addresses, 50 each: one address may hold only MAX_CONNECTIONS_PER_ADDRESS (64) connections.
   it('500 idle connections do not stop a new client (default limits)', { timeout: 20_000 }, async () => {
     const app = await startApp({ logLevel: 'silent' });
     const idle: Socket[] = [];
     try {
-      for (let i = 0; i < 500; i += 50) idle.push(...(await Promise.all(Array.from({ length: 50 }, () => openIdle(app.port)))));
+      for (let i = 0; i < 500; i += 50) idle.push(...(await Promise.all(Array.from({ length: 50 }, () => openIdle(app.port, `127.0.0.${10 + i / 50}`)))));
       await healthy(app);
       assert.ok((await connectionCount(app)) >= 500);
       assert.equal(idle.filter((s) => s.destroyed).length, 0, 'the idle connections are still open');
@@ -183,6 +185,9 @@ describe('the limits are set explicitly', () => {
       maxConnections: 1024,
       sendTimeoutMs: 30_000,
       maxPipelinedRequests: 16,
+      maxPipelinedWithoutToken: 1,
+      maxConnectionsPerAddress: 64,
+      maxInFlightPerAddress: 256,
     });
   });
 

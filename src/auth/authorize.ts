@@ -40,12 +40,19 @@ export interface AuthorizerOptions {
 }
 
 /** undefined when the request may proceed, otherwise its 401 (a reply, not a throw: this is the hot path). */
-export type Authorizer = (ctx: RequestContext) => Reply | undefined;
+export interface Authorizer {
+  (ctx: RequestContext): Reply | undefined;
+  /**
+   * Whether the request carries a token that verifies now, whatever its route; nothing is logged or
+   * counted. For the transport, which lets only such requests be pipelined (SECURITY.md, "Limits").
+   */
+  hasValidToken(req: IncomingMessage): boolean;
+}
 
 /** The check for protected routes (docs/contract.md, "Authentication"), with verified tokens cached until they expire. */
 export function createAuthorizer({ keys, nowSeconds, logger, onRejected }: AuthorizerOptions): Authorizer {
   const tokens = new TokenCache((token, at) => verifyToken(token, keys.verifying, at));
-  return ({ req, reqId }) => {
+  const authorize = (({ req, reqId }) => {
     const token = tokenFrom(req.headers.authorization);
     if (token === '') {
       onRejected?.('missing');
@@ -62,7 +69,19 @@ export function createAuthorizer({ keys, nowSeconds, logger, onRejected }: Autho
       }
       throw err;
     }
+  }) as Authorizer;
+  authorize.hasValidToken = (req) => {
+    const token = tokenFrom(req.headers.authorization);
+    if (token === '') return false;
+    try {
+      tokens.check(token, nowSeconds());
+      return true;
+    } catch {
+      // Asked outside any request's error handling: whatever fails, the request is not trusted.
+      return false;
+    }
   };
+  return authorize;
 }
 
 /**

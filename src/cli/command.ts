@@ -30,8 +30,14 @@ export interface Config {
   tls: { certFile: string; keyFile: string } | undefined;
   /** Concurrent connections; more are closed on arrival. */
   maxConnections: number;
+  /** Concurrent connections from one client address; more are closed on arrival. 0: no limit (behind a proxy). */
+  maxConnectionsPerAddress: number;
+  /** Requests from one client address waiting for their answers, across its connections. 0: no limit. */
+  maxInFlightPerAddress: number;
   /** Open GET /events streams; one more is 503 `Too many event streams`. */
   maxEventStreams: number;
+  /** Open GET /events streams from one client address. 0: no limit. */
+  maxEventStreamsPerAddress: number;
   /** Bytes clients may make the process hold beyond the catalogue (SECURITY.md, "Memory budget"). */
   memoryBudgetBytes: number;
   /** Origins allowed to call from a browser (`*`: any); absent: CORS off (docs/contract.md, "Cross-origin requests"). */
@@ -109,6 +115,10 @@ Environment only:
   LOGIN_MAX_FAILURES  failed logins per address per 15 min before 429 (default ${DEFAULTS.loginMaxFailures}, 0 disables)
   MAX_CONNECTIONS     concurrent connections, 1 or more (default ${TRANSPORT_LIMITS.maxConnections})
   MAX_EVENT_STREAMS   open GET /events streams, 1 or more (default ${EVENT_STREAM_DEFAULTS.maxStreams})
+  MAX_CONNECTIONS_PER_ADDRESS  connections from one client address (default ${TRANSPORT_LIMITS.maxConnectionsPerAddress}; 0: no limit)
+  MAX_IN_FLIGHT_PER_ADDRESS  requests from one address waiting for answers (default ${TRANSPORT_LIMITS.maxInFlightPerAddress}; 0: no limit)
+  MAX_EVENT_STREAMS_PER_ADDRESS  GET /events streams from one address (default ${EVENT_STREAM_DEFAULTS.maxStreamsPerAddress}; 0: no limit)
+                      behind a reverse proxy every client has the proxy's address: set these three to 0
   MEMORY_BUDGET_MB    MiB clients may make the process hold beyond the catalogue, 1 or more (default ${DEFAULT_MEMORY_BUDGET_BYTES / MIB})
   CORS_ORIGINS        comma-separated origins browsers may call from (* for any); unset: CORS off
   ALLOWED_HOSTS       comma-separated host names answered (.example.com: and its subdomains; * for any);
@@ -196,6 +206,11 @@ function resolveConfig(flags: Flags, env: EnvLookup, origin: Origin): Config {
   const failuresText = env('LOGIN_MAX_FAILURES');
   const connectionsText = env('MAX_CONNECTIONS');
   const streamsText = env('MAX_EVENT_STREAMS');
+  const perAddressText = {
+    connections: env('MAX_CONNECTIONS_PER_ADDRESS'),
+    inFlight: env('MAX_IN_FLIGHT_PER_ADDRESS'),
+    streams: env('MAX_EVENT_STREAMS_PER_ADDRESS'),
+  };
   const budgetText = env('MEMORY_BUDGET_MB');
   const corsOrigins = namingDotenv('CORS_ORIGINS', origin, () => parseCorsOrigins(env('CORS_ORIGINS') ?? ''));
   const hostsText = env('ALLOWED_HOSTS');
@@ -222,6 +237,18 @@ function resolveConfig(flags: Flags, env: EnvLookup, origin: Origin): Config {
       connectionsText === undefined ? TRANSPORT_LIMITS.maxConnections : parseWhole('connection limit', connectionsText, 1, origin(undefined, 'MAX_CONNECTIONS')),
     maxEventStreams:
       streamsText === undefined ? EVENT_STREAM_DEFAULTS.maxStreams : parseWhole('event stream limit', streamsText, 1, origin(undefined, 'MAX_EVENT_STREAMS')),
+    maxConnectionsPerAddress:
+      perAddressText.connections === undefined
+        ? TRANSPORT_LIMITS.maxConnectionsPerAddress
+        : parseWhole('per-address connection limit', perAddressText.connections, 0, origin(undefined, 'MAX_CONNECTIONS_PER_ADDRESS')),
+    maxInFlightPerAddress:
+      perAddressText.inFlight === undefined
+        ? TRANSPORT_LIMITS.maxInFlightPerAddress
+        : parseWhole('per-address in-flight limit', perAddressText.inFlight, 0, origin(undefined, 'MAX_IN_FLIGHT_PER_ADDRESS')),
+    maxEventStreamsPerAddress:
+      perAddressText.streams === undefined
+        ? EVENT_STREAM_DEFAULTS.maxStreamsPerAddress
+        : parseWhole('per-address event stream limit', perAddressText.streams, 0, origin(undefined, 'MAX_EVENT_STREAMS_PER_ADDRESS')),
     memoryBudgetBytes:
       budgetText === undefined ? DEFAULT_MEMORY_BUDGET_BYTES : MIB * parseWhole('memory budget', budgetText, 1, origin(undefined, 'MEMORY_BUDGET_MB'), MAX_BUDGET_MIB),
     ...(corsOrigins.length > 0 && { corsOrigins }),

@@ -1,5 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { chargesItself } from '../http/answer-bytes.ts';
+import { sentBytes } from '../http/socket-bytes.ts';
+import type { Charge } from '../memory/budget.ts';
 import type { ChangeFeed } from '../store/change-log.ts';
 import type { ChangeEntry } from '../store/change.ts';
 import { changeFrames, expiredFrame, HEARTBEAT, resetFrame, type SharedFrames } from './sse.ts';
@@ -7,8 +10,8 @@ import { changeFrames, expiredFrame, HEARTBEAT, resetFrame, type SharedFrames } 
 /** Changes per write while a stream catches up from the retained backlog. */
 const BACKLOG_CHUNK = 256;
 
-/** Why a stream ended, for the log. */
-export type StreamEnd = 'client' | 'expired' | 'draining' | 'cut';
+/** Why a stream ended, for the log: `cut`, its client did not read; `shed`, the memory budget was spent. */
+export type StreamEnd = 'client' | 'expired' | 'draining' | 'cut' | 'shed';
 
 /**
  * One client's stream. It follows the feed by a cursor (the last seq handed to the socket) rather
@@ -17,7 +20,9 @@ export type StreamEnd = 'client' | 'expired' | 'draining' | 'cut';
  * the socket takes them (`write()` true; else wait for 'drain'). So no change is skipped or sent
  * twice at the seam between backlog and live changes, whatever races, and memory per stream stays
  * bounded. A client that does not read is cut once the frames committed while its socket refused
- * more pass `maxUnsentBytes`.
+ * more pass `maxUnsentBytes`. What it owes its client while the socket refuses more (the bytes the
+ * socket had not taken then, and the frames committed since) is its charge with the memory budget,
+ * reported as it changes: O(1) per send, and nothing while the socket takes what it is given.
  */
 export class EventStream {
   readonly #res: ServerResponse;
@@ -29,30 +34,49 @@ export class EventStream {
   readonly #feed: ChangeFeed;
   readonly #maxUnsentBytes: number;
   #cursor: number;
+  /** The resume point asked for; undefined: live changes only. */
+  readonly #since: number | undefined;
   #waiting = false;
+  /** Bytes the socket had not taken when it refused more (`#waiting` began). */
+  #queuedBytes = 0;
   #unsentBytes = 0;
   #ended = false;
+  #charge: Charge | undefined;
 
-  /** `since`: resume after it; undefined: live changes only. */
+  /** `since`: resume after it; undefined: live changes only. Nothing is sent before `start`. */
   constructor(res: ServerResponse, feed: ChangeFeed, since: number | undefined, maxUnsentBytes: number) {
     this.#res = res;
     this.#feed = feed;
     this.#maxUnsentBytes = maxUnsentBytes;
+    this.#since = since;
     this.#cursor = since ?? feed.seq;
     this.#socket = res.socket;
+    chargesItself(res);
     // The socket's when the shared frames are written to it directly (see #writeShared).
     (this.#socket ?? res).on('drain', () => {
       this.#waiting = false;
       this.#unsentBytes = 0;
+      this.#charge?.set(0);
       this.#pump();
     });
-    if (since !== undefined && feed.after(since, 0) === undefined) this.#reset();
+  }
+
+  /** Sends the backlog after `since` (or the reset frame), reporting what it holds through `charge` from now on. */
+  start(charge: Charge): void {
+    this.#charge = charge;
+    if (this.#since !== undefined && this.#feed.after(this.#since, 0) === undefined) this.#reset();
     else this.#pump();
   }
 
   /** The last seq handed to the socket. */
   get cursor(): number {
     return this.#cursor;
+  }
+
+  /** Bytes its connection has sent (the memory budget's measure of how fast it drains). */
+  get sent(): number {
+    const socket = this.#socket ?? this.#res.socket;
+    return socket === null ? 0 : sentBytes(socket);
   }
 
   /**
@@ -63,6 +87,7 @@ export class EventStream {
     if (this.#ended || last <= this.#cursor) return true;
     if (this.#waiting) {
       this.#unsentBytes += frames.raw.length;
+      this.#charge?.set(this.#queuedBytes + this.#unsentBytes);
       return this.#unsentBytes <= this.#maxUnsentBytes;
     }
     if (first === this.#cursor + 1) {
@@ -82,7 +107,8 @@ export class EventStream {
   end(why: StreamEnd): void {
     if (this.#ended) return;
     this.#ended = true;
-    if (why === 'cut') this.#res.destroy();
+    this.#charge?.release();
+    if (why === 'cut' || why === 'shed') this.#res.destroy();
     else this.#res.end(why === 'expired' ? expiredFrame(this.#cursor) : undefined);
   }
 
@@ -106,7 +132,14 @@ export class EventStream {
   }
 
   #write(text: string | Buffer): void {
-    if (!this.#res.write(text)) this.#waiting = true;
+    if (!this.#res.write(text)) this.#refused();
+  }
+
+  /** The socket takes no more for now: what it holds is charged until 'drain'. */
+  #refused(): void {
+    this.#waiting = true;
+    this.#queuedBytes = this.#res.writableLength;
+    this.#charge?.set(this.#queuedBytes);
   }
 
   /**
@@ -116,6 +149,6 @@ export class EventStream {
    */
   #writeShared(frames: SharedFrames): void {
     if (this.#socket === null) this.#write(frames.raw);
-    else if (!this.#socket.write(this.#res.chunkedEncoding ? frames.chunk : frames.raw)) this.#waiting = true;
+    else if (!this.#socket.write(this.#res.chunkedEncoding ? frames.chunk : frames.raw)) this.#refused();
   }
 }

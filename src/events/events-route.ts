@@ -68,7 +68,7 @@ export const EVENTS_ROUTE = defineRoute({
     return ({ req, res, reqId }): Reply => {
       if (isDraining()) throw refusal('shuttingDown');
       const since = resumePoint(req);
-      if (eventStreams.full) throw refusal('tooManyEventStreams', { 'retry-after': RETRY_AFTER_SECONDS });
+      if (eventStreams.refuses(req)) throw refusal('tooManyEventStreams', { 'retry-after': RETRY_AFTER_SECONDS });
       const exp = tokenExpiry(req);
       return { status: 200, stream: (headers) => eventStreams.open(req, res, reqId, headers, since, exp) };
     };

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
+import type { MemoryBudget } from '../memory/budget.ts';
 import type { ChangeFeed } from '../store/change-log.ts';
 import type { ChangeEntry } from '../store/change.ts';
 import { EventStream, type StreamEnd } from './event-stream.ts';
@@ -9,6 +10,11 @@ import { changeFrames, SharedFrames, writeEventStreamHead } from './sse.ts';
 export interface EventStreamOptions {
   /** Open streams at most; one more is 503 `Too many event streams`. Default 256 (MAX_EVENT_STREAMS). */
   maxStreams: number;
+  /**
+   * Open streams from one client address at most; one more is 503 `Too many event streams` too.
+   * Default 16 (MAX_EVENT_STREAMS_PER_ADDRESS); 0: no limit, for a service behind a reverse proxy.
+   */
+  maxStreamsPerAddress: number;
   /** A comment frame this often, so proxies keep idle streams open. Default 15 s. */
   heartbeatMs: number;
   /**
@@ -33,7 +39,7 @@ export interface EventStreamOptions {
   maxCoalesceMs: number;
 }
 
-export const EVENT_STREAM_DEFAULTS: EventStreamOptions = { maxStreams: 256, heartbeatMs: 15_000, maxUnsentBytes: 1 << 20, coalesceMs: 5, maxCoalesceMs: 35 };
+export const EVENT_STREAM_DEFAULTS: EventStreamOptions = { maxStreams: 256, maxStreamsPerAddress: 16, heartbeatMs: 15_000, maxUnsentBytes: 1 << 20, coalesceMs: 5, maxCoalesceMs: 35 };
 
 /**
  * The coalescing window is at least this many times the last send's duration: sends then take at
@@ -52,12 +58,15 @@ interface Open {
   stream: EventStream;
   expiry: NodeJS.Timeout;
   reqId: string;
+  /** Its client's address, counted while per-address limits apply. */
+  address: string | undefined;
 }
 
 /**
  * Every open stream. It subscribes to the feed only while a stream is open, gathers the changes
  * published until the next send (see `coalesceMs`), builds their frames once (SharedFrames) for
- * every stream, and runs one heartbeat timer for all.
+ * every stream, and runs one heartbeat timer for all. Each stream is an `event_streams` consumer
+ * of the memory budget; one the budget sheds ends like one cut for not reading.
  */
 export class StreamRegistry {
   readonly #feed: ChangeFeed;
@@ -66,6 +75,9 @@ export class StreamRegistry {
   readonly #now: () => number;
   readonly #monotonic: () => number;
   readonly #open = new Set<Open>();
+  readonly #budget: MemoryBudget;
+  /** Open streams by client address (only while maxStreamsPerAddress applies). */
+  readonly #byAddress = new Map<string, number>();
   #unsubscribe: (() => void) | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
   /** Durable changes not yet sent, contiguous seqs. */
@@ -77,8 +89,16 @@ export class StreamRegistry {
   #window = 0;
 
   /** `now`: the app's clock (token expiry); `monotonic`: ms for the coalescing window, performance.now(). */
-  constructor(feed: ChangeFeed, options: EventStreamOptions, logger: Logger, now: () => number, monotonic: () => number = () => performance.now()) {
+  constructor(
+    feed: ChangeFeed,
+    options: EventStreamOptions,
+    logger: Logger,
+    now: () => number,
+    budget: MemoryBudget,
+    monotonic: () => number = () => performance.now(),
+  ) {
     this.#feed = feed;
+    this.#budget = budget;
     this.#options = options;
     this.#logger = logger;
     this.#now = now;
@@ -90,8 +110,11 @@ export class StreamRegistry {
     return this.#open.size;
   }
 
-  get full(): boolean {
-    return this.#open.size >= this.#options.maxStreams;
+  /** Whether a stream for `req` would be one too many: in all, or from its client's address. */
+  refuses(req: IncomingMessage): boolean {
+    if (this.#open.size >= this.#options.maxStreams) return true;
+    const max = this.#options.maxStreamsPerAddress;
+    return max > 0 && (this.#byAddress.get(req.socket.remoteAddress as string) ?? 0) >= max;
   }
 
   /**
@@ -105,12 +128,15 @@ export class StreamRegistry {
       return;
     }
     if (this.#open.size === 0) this.#start();
-    // Subscribed (above) before the backlog is read (in the constructor), in one turn: no gap.
     const stream = new EventStream(res, this.#feed, since, this.#options.maxUnsentBytes);
-    const entry: Open = { stream, reqId, expiry: setTimeout(() => this.#end(entry, 'expired'), expSeconds * 1000 - this.#now()) };
+    const address = this.#options.maxStreamsPerAddress > 0 ? req.socket.remoteAddress : undefined;
+    const entry: Open = { stream, reqId, address, expiry: setTimeout(() => this.#end(entry, 'expired'), expSeconds * 1000 - this.#now()) };
     entry.expiry.unref();
     this.#open.add(entry);
+    if (address !== undefined) this.#byAddress.set(address, (this.#byAddress.get(address) ?? 0) + 1);
     res.on('close', () => this.#end(entry, 'client'));
+    // Subscribed (above) before the backlog is read (here), in one turn: no gap.
+    stream.start(this.#budget.add({ kind: 'event_streams', moved: () => stream.sent, shed: () => this.#end(entry, 'shed') }));
   }
 
   /** Ends every stream (the drain, the app closing): their clients resume elsewhere or later. */
@@ -163,7 +189,14 @@ export class StreamRegistry {
     if (!this.#open.delete(entry)) return;
     clearTimeout(entry.expiry);
     entry.stream.end(why);
+    const { address } = entry;
+    if (address !== undefined) {
+      const left = (this.#byAddress.get(address) as number) - 1;
+      if (left === 0) this.#byAddress.delete(address);
+      else this.#byAddress.set(address, left);
+    }
     if (why === 'cut') this.#logger.warn('event stream cut off: its client is not reading', { reqId: entry.reqId, seq: entry.stream.cursor });
+    else if (why === 'shed') this.#logger.warn('event stream cut off: the memory budget is spent and it moved least', { reqId: entry.reqId, seq: entry.stream.cursor });
     else this.#logger.debug('event stream ended', { reqId: entry.reqId, why });
     if (this.#open.size === 0) {
       this.#unsubscribe?.();

@@ -1,15 +1,21 @@
 import type { Server } from 'node:net';
-import type { Logger } from '../log.ts';
+import type { Logger, LogFields } from '../log.ts';
 
 /** A flood of refused connections writes at most one log line per this many milliseconds. */
 export const REFUSED_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * Why a connection was closed on arrival: `max_connections`, MAX_CONNECTIONS are open;
+ * `per_address`, its client address has MAX_CONNECTIONS_PER_ADDRESS open.
+ */
+export type RefusalReason = 'max_connections' | 'per_address';
 
 /** Connection events, for metrics (`CatalogueMetrics.connections`). */
 export interface ConnectionEvents {
   opened(): void;
   closed(): void;
-  /** Refused by the connection cap. */
-  rejected(): void;
+  /** Closed on arrival by a connection cap. */
+  rejected(reason: RefusalReason): void;
 }
 
 export interface ConnectionWatchOptions {
@@ -20,21 +26,28 @@ export interface ConnectionWatchOptions {
 }
 
 /**
- * Node closes connections past `maxConnections` silently ('drop'); an operator must hear of it.
- * The first refusal is logged at once, then at most one line per REFUSED_LOG_INTERVAL_MS saying
- * how many were refused since the last line, so a flood cannot flood the log.
+ * A warning an operator must hear of, that a flood must not turn into a flood of lines: the first
+ * at once, then at most one per REFUSED_LOG_INTERVAL_MS saying how many happened since the last.
  */
-export function watchConnections(server: Server, { logger, now, maxConnections, events }: ConnectionWatchOptions): void {
+export function throttledWarning(logger: Logger, now: () => number, message: string, fields: LogFields): (latest?: LogFields) => void {
   let lastLine = -Infinity;
   let unreported = 0;
-  server.on('drop', () => {
-    events?.rejected();
+  return (latest) => {
     unreported++;
     const at = now();
     if (at - lastLine < REFUSED_LOG_INTERVAL_MS) return;
-    logger.warn('connections refused: MAX_CONNECTIONS are open', { refused: unreported, maxConnections });
+    logger.warn(message, { ...fields, ...latest, refused: unreported });
     lastLine = at;
     unreported = 0;
+  };
+}
+
+/** Node closes connections past `maxConnections` silently ('drop'); an operator must hear of it. */
+export function watchConnections(server: Server, { logger, now, maxConnections, events }: ConnectionWatchOptions): void {
+  const warn = throttledWarning(logger, now, 'connections refused: MAX_CONNECTIONS are open', { maxConnections });
+  server.on('drop', () => {
+    events?.rejected('max_connections');
+    warn();
   });
   if (events === undefined) return;
   server.on('connection', (socket: NodeJS.EventEmitter) => {

@@ -3,7 +3,11 @@
  * sits well above what idle clients can pin: a connection that sends nothing is closed after
  * `headersTimeoutMs`, an idle keep-alive one after `keepAliveTimeoutMs`, one whose answer makes no
  * progress (a client that stopped reading) after `sendTimeoutMs`, and one with more than
- * `maxPipelinedRequests` requests waiting for their answers at once (SECURITY.md).
+ * `maxPipelinedRequests` requests waiting for their answers at once (SECURITY.md). A request
+ * without a valid token may not be pipelined behind another (`maxPipelinedWithoutToken`), and
+ * one client address may hold at most `maxConnectionsPerAddress` connections and
+ * `maxInFlightPerAddress` requests waiting for their answers across them (0: no per-address
+ * limit, for a service behind a reverse proxy, where every client shares the proxy's address).
  */
 export const TRANSPORT_LIMITS = {
   headersTimeoutMs: 10_000,
@@ -14,6 +18,9 @@ export const TRANSPORT_LIMITS = {
   maxConnections: 1024,
   sendTimeoutMs: 30_000,
   maxPipelinedRequests: 16,
+  maxPipelinedWithoutToken: 1,
+  maxConnectionsPerAddress: 64,
+  maxInFlightPerAddress: 256,
 } as const;
 
 /** TRANSPORT_LIMITS with every value overridable (ServerOptions.limits). */

@@ -4,6 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { silentLogger, type Logger } from '../log.ts';
+import type { MemoryBudget } from '../memory/budget.ts';
 import { ConnectionGuard } from './connection-guard.ts';
 import { watchConnections, type ConnectionEvents } from './connections.ts';
 import { deferContinue } from './continue.ts';
@@ -32,6 +33,13 @@ export interface TransportOptions {
   now?: () => number;
   /** Connection events, for metrics. */
   connectionEvents?: ConnectionEvents | undefined;
+  /** Where connections report the answer bytes their sockets have not taken (`answers_in_flight`); default: nowhere. */
+  memoryBudget?: MemoryBudget | undefined;
+  /**
+   * Whether a request carries a valid token: a request without one may not be pipelined
+   * (TRANSPORT_LIMITS.maxPipelinedWithoutToken). Default: every request may be, up to maxPipelinedRequests.
+   */
+  hasValidToken?: ((req: IncomingMessage) => boolean) | undefined;
 }
 
 /** docs/contract.md, "Shutdown": requests in flight get up to 10 s to finish on shutdown. */
@@ -134,14 +142,19 @@ function answerConnect(app: ServedApp, guard: ConnectionGuard): (req: IncomingMe
 export function serveApp<A extends ServedApp>(app: A, options: TransportOptions = {}): AppServer<A> {
   const { tls, limits: overrides } = options;
   const limits: TransportLimits = { ...TRANSPORT_LIMITS, ...overrides };
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? Date.now;
   const guard = new ConnectionGuard(
     {
       sendTimeoutMs: limits.sendTimeoutMs,
       maxPipelinedRequests: limits.maxPipelinedRequests,
+      maxPipelinedWithoutToken: limits.maxPipelinedWithoutToken,
+      maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
+      maxInFlightPerAddress: limits.maxInFlightPerAddress,
       lingerMs: limits.keepAliveTimeoutMs,
       checkIntervalMs: limits.connectionsCheckingIntervalMs,
     },
-    options.logger ?? silentLogger,
+    { logger, now, budget: options.memoryBudget, hasValidToken: options.hasValidToken, onRefused: (reason) => options.connectionEvents?.rejected(reason) },
   );
   const handler = guard.handler(app);
   const http: HttpServerOptions = {
@@ -159,12 +172,7 @@ export function serveApp<A extends ServedApp>(app: A, options: TransportOptions 
   server.on('close', () => guard.stop());
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxConnections = limits.maxConnections;
-  watchConnections(server, {
-    logger: options.logger ?? silentLogger,
-    now: options.now ?? Date.now,
-    maxConnections: limits.maxConnections,
-    events: options.connectionEvents,
-  });
+  watchConnections(server, { logger, now, maxConnections: limits.maxConnections, events: options.connectionEvents });
   server.on('clientError', answerClientError(guard));
   // RFC 9110 §10.1.1: a server MAY ignore an expectation other than 100-continue; Node's default
   // is a bare 417 without the envelope, so the request is served as if it had none.

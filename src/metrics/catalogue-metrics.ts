@@ -1,4 +1,5 @@
 import type { TokenFailure } from '../auth/jwt.ts';
+import type { RefusalReason } from '../http/connections.ts';
 import type { StoreObserver } from '../store/observer.ts';
 import type { DurableBookStore } from '../store/book-store.ts';
 import { CONSUMER_KINDS, type MemoryBudget } from '../memory/budget.ts';
@@ -40,8 +41,8 @@ export interface AuthObserver {
 export interface ConnectionObserver {
   opened(): void;
   closed(): void;
-  /** Refused by the connection cap (MAX_CONNECTIONS). */
-  rejected(): void;
+  /** Closed on arrival by MAX_CONNECTIONS (`max_connections`) or MAX_CONNECTIONS_PER_ADDRESS (`per_address`). */
+  rejected(reason: RefusalReason): void;
 }
 
 /**
@@ -112,9 +113,14 @@ function createAuthObserver(registry: Registry): AuthObserver {
 }
 
 function createConnectionObserver(registry: Registry): ConnectionObserver {
-  const rejected = registry.counter('book_catalogue_connections_rejected_total', 'Connections closed on arrival because MAX_CONNECTIONS were open.').labels();
+  const rejected = registry.counter(
+    'book_catalogue_connections_rejected_total',
+    'Connections closed on arrival, by reason: MAX_CONNECTIONS were open (max_connections), or MAX_CONNECTIONS_PER_ADDRESS from their address (per_address).',
+    ['reason'],
+  );
+  const byReason: Readonly<Record<RefusalReason, CounterChild>> = { max_connections: rejected.labels('max_connections'), per_address: rejected.labels('per_address') };
   const open: GaugeChild = registry.gauge('book_catalogue_open_connections', 'Connections open on the public listener.').labels();
-  return { opened: () => open.inc(), closed: () => open.dec(), rejected: () => rejected.inc() };
+  return { opened: () => open.inc(), closed: () => open.dec(), rejected: (reason) => byReason[reason].inc() };
 }
 
 /** The budget's families: read at scrape time, so a report to the budget costs nothing more. */

@@ -78,6 +78,8 @@ export interface App {
    * every open event stream at once, so none holds the drain (clients resume with Last-Event-ID).
    */
   draining: boolean;
+  /** Whether a request carries a token that verifies now (the transport lets only those be pipelined). */
+  hasValidToken(req: IncomingMessage): boolean;
   /** Event streams open now (a cheap count, for the metrics' gauge). */
   readonly eventStreams: number;
   /** What its clients hold, and the limit (AppOptions.memoryBudget). */
@@ -137,10 +139,10 @@ export function createApp(options: AppOptions): App {
   const nowSeconds = (): number => Math.floor(now() / 1000);
   const keys = signingKeys(options.secret, options.previousSecret);
   const { store } = options;
-  const eventStreams = new StreamRegistry(store.feed, { ...EVENT_STREAM_DEFAULTS, ...options.eventStreams }, logger, now);
-  options.metrics?.watchEventStreams(() => eventStreams.size);
   const memoryBudget = options.memoryBudget ?? new MemoryBudget(DEFAULT_MEMORY_BUDGET_BYTES);
   options.metrics?.watchMemoryBudget(memoryBudget);
+  const eventStreams = new StreamRegistry(store.feed, { ...EVENT_STREAM_DEFAULTS, ...options.eventStreams }, logger, now, memoryBudget);
+  options.metrics?.watchEventStreams(() => eventStreams.size);
   const deps: ServiceDeps = {
     eventStreams,
     tokenExpiry,
@@ -211,6 +213,7 @@ export function createApp(options: AppOptions): App {
     eventStreams: { get: () => eventStreams.size },
     memoryBudget: { value: memoryBudget },
   });
+  app.hasValidToken = authorize.hasValidToken;
   app.routes = () => router.routes();
   app.close = () => {
     eventStreams.closeAll();

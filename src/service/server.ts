@@ -10,11 +10,14 @@ export type CatalogueServer = AppServer<App>;
 /** An `http.Server` (or `https.Server` when `tls` is given) serving the catalogue, ready to `listen`. */
 export function createServer(options: ServerOptions): CatalogueServer {
   const { tls, limits, ...appOptions } = options;
-  return serveApp(createApp(appOptions), {
+  const app = createApp(appOptions);
+  return serveApp(app, {
     ...(tls !== undefined && { tls }),
     ...(limits !== undefined && { limits }),
     ...(appOptions.logger !== undefined && { logger: appOptions.logger }),
     ...(appOptions.now !== undefined && { now: appOptions.now }),
     connectionEvents: appOptions.metrics?.connections,
+    memoryBudget: app.memoryBudget,
+    hasValidToken: app.hasValidToken,
   });
 }

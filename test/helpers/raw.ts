@@ -23,9 +23,10 @@ export interface RawConnection {
   destroy(): void;
 }
 
-export function openConnection(port: number): Promise<RawConnection> {
+/** `localAddress`: the loopback address to connect from (on Linux every 127.x.y.z is one), to be another client address. */
+export function openConnection(port: number, localAddress?: string): Promise<RawConnection> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
+    const socket = connect({ port, host: '127.0.0.1', ...(localAddress !== undefined && { localAddress }) });
     socket.once('error', reject);
     socket.once('connect', () => {
       socket.off('error', reject);
