@@ -141,6 +141,23 @@ describe('docs/ stays true', () => {
     assert.deepEqual(broken, []);
   });
 
+  it('every `docs/<page>.md, "Section"` that the code, tests and benches cite is a heading of that page', async () => {
+    const sources = async (dir: string): Promise<string[]> =>
+      (await readdir(join(ROOT, dir), { recursive: true })).filter((f) => f.endsWith('.ts')).map((f) => join(dir, f));
+    let cited = 0;
+    const missing: string[] = [];
+    for (const file of (await Promise.all(['src', 'test', 'bench', 'fuzz'].map(sources))).flat()) {
+      for (const m of (await read(file)).matchAll(/docs\/([a-z-]+\.md), \\?"([^"\\]+)\\?"/g)) {
+        if (m[1] === 'contract.md') continue; // test/contract-doc.test.ts holds those
+        cited++;
+        const headings = [...(await read(`docs/${m[1]}`)).matchAll(/^#{2,6} (.+)$/gm)].map((h) => h[1] as string);
+        if (!headings.includes(m[2] as string)) missing.push(`${file}: docs/${m[1]}, "${m[2]}"`);
+      }
+    }
+    assert.ok(cited >= 5, `only ${cited} citations found`);
+    assert.deepEqual(missing, []);
+  });
+
   it('no document cites issue numbers, engineers, reviewers or "this machine"', async () => {
     for (const doc of await markdownFiles()) {
       const text = await read(doc);

@@ -1,6 +1,6 @@
 import type { ChangeEntry } from './change.ts';
 
-/** Changes kept whatever the snapshots do (issue 11): a client this far behind can still resume. */
+/** Changes kept whatever the snapshots do (docs/contract.md, "Change feed"): a client this far behind can still resume. */
 export const RETAINED_CHANGES = 10_000;
 
 /** Called with each batch of changes, once it is durable and applied to memory, in seq order. */
