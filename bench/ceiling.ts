@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 /**
  * The ceiling: a bare `node:http` server answering one fixed small envelope to every request,
  * without reading the body, routing or authenticating. No Node service can beat it on the same
- * machine, so service/ceiling is the share of that bound the service reaches (issue 5).
+ * host, so service/ceiling is the share of that bound the service reaches.
  */
 const BODY = Buffer.from('{"status":200,"message":"OK","data":null}');
 const HEADERS = { 'content-type': 'application/json; charset=utf-8', 'content-length': BODY.length };

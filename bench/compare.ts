@@ -9,7 +9,8 @@ import { httpRequest } from './scenarios.ts';
 import { runWrk, wrkAvailable } from './wrk.ts';
 
 /**
- * Checks the built-in generator against wrk (issue 5: at least 90% of wrk's req/s) on the
+ * Checks the built-in generator against wrk (it should reach at least 90% of wrk's req/s, or its
+ * figures would measure the generator) on the
  * ceiling server, in alternating rounds: built-in, wrk -t1, wrk -t2, … and prints the medians.
  */
 const flags = benchFlags('node --import tsx bench/compare.ts [--connections 32] [--duration S (5)] [--rounds 5]: the built-in generator against wrk\n', {

@@ -1,5 +1,6 @@
 /**
- * `npm run bench:fanout` (also the last part of `npm run bench`): GET /events fan-out (issue 11).
+ * `npm run bench:fanout` (also the last part of `npm run bench`): GET /events fan-out
+ * (docs/performance.md, "Fan-out: 200 streams while books are created").
  * The built service; 32 connections create books for --duration seconds with no stream open and as
  * long with --streams (200) streams following the feed, held by a child process (so the streams'
  * parsing does not take the load generator's CPU). The two modes alternate in one-second slices

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:list-after-writes`: the first GET /books after writes spread over every index page
- * (issue 10: a list's cost to other requests must not grow with the catalogue). The store alone, no
+ * (a list's cost to other requests must not grow with the catalogue: docs/performance.md, "Large catalogues"). The store alone, no
  * HTTP: a catalogue is written, one book in every page is updated, and the list snapshot is taken
  * while a 1 ms timer measures the longest event-loop gap. Per round: pages, time until the snapshot
  * is ready, longest gap. Options: --books 1000000 --rounds 3.

@@ -3,7 +3,8 @@ import { LatencyHistogram, type LatencySummary } from './histogram.ts';
 
 /**
  * An HTTP/1.1 keep-alive load generator on raw `node:net` sockets. A generator on `node:http`
- * agents spends more CPU per request than a bare server does (issue 5), so this one sends
+ * agents spends more CPU per request than a bare server does (it would top out far below the
+ * ceiling it measures), so this one sends
  * request bytes built before the clock starts and parses answers with byte tests only: no
  * strings, no per-response allocation. One request in flight per connection (no pipelining).
  */

@@ -13,7 +13,8 @@ import { runWrk, wrkAvailable } from './wrk.ts';
 
 /**
  * `npm run bench`: the built service against a bare node:http ceiling server, same generator,
- * alternating rounds (issue 5); with --baseline, against another build (before/after of a change).
+ * alternating rounds (docs/performance.md, "How to read the figures"); with --baseline, against
+ * another build (before/after of a change).
  */
 const USAGE = `npm run bench [-- flags]: the built service against a bare node:http server (or --baseline DIR)
   --scenarios a,b    which scenarios (default: all; fanout is bench:fanout's, on dist/ as built, and
@@ -26,7 +27,7 @@ const USAGE = `npm run bench [-- flags]: the built service against a bare node:h
   --log-level L      the service's log level (warn)
   --no-build         use dist/ as it is
 `;
-/** Not an HTTP scenario: GET /events fan-out (bench/fanout.ts, issue 11), after the others on a service of its own. */
+/** Not an HTTP scenario: GET /events fan-out (bench/fanout.ts), after the others on a service of its own. */
 const FANOUT = 'fanout';
 const flags = benchFlags(USAGE, {
   connections: { type: 'string', default: '32' },

@@ -11,12 +11,12 @@ import { freePort, ONE_CLIENT_ADDRESS, waitUntilAnswering } from './service-proc
 
 /**
  * `npm run bench:scale`: catalogues of 1k, 100k and 1M books (5M with --big) seeded through
- * `import`, the built service started on each, and per size what issue 10 asks: startup, RSS,
+ * `import`, the built service started on each, and per size: startup, RSS,
  * GET /books right after a write, /healthz while 4 clients list and 1 writes, keyset pages,
  * searches and the longest stall during them, 60 readers that never read. The targets at 1M
  * (and 5M) are checked and printed.
  */
-const USAGE = `npm run bench:scale [-- flags]: the built service on catalogues of 1k, 100k and 1M books (issue 10)
+const USAGE = `npm run bench:scale [-- flags]: the built service on catalogues of 1k, 100k and 1M books
   --big              add 5M books
   --sizes a,b        these sizes instead
   --duration S       seconds per load phase (5)
@@ -171,7 +171,7 @@ function print(f: Figures): void {
   console.log(`  ${STALLED_READERS} readers that never read: RSS ${mb(f.stalledRssMb)}, service ${f.stalledHealthy ? 'answering' : 'NOT answering'}; max RSS ${mb(f.maxRssMb)}`);
 }
 
-/** issue 10, "What it must show" 2: at 1M books (the page target against the 1k page), and at 5M. */
+/** The targets (docs/performance.md, "Large catalogues"): at 1M books (the page target against the 1k page), and at 5M. */
 function check(all: readonly Figures[]): boolean {
   const small = all.find((f) => f.books === 1_000);
   const rows: [string, boolean][] = [];
@@ -190,7 +190,7 @@ function check(all: readonly Figures[]): boolean {
       rows.push([`5M: import peak RSS ${mb(f.importPeakMb)} <= 1 GB`, f.importPeakMb <= 1024]);
     }
   }
-  if (rows.length > 0) console.log('\ntargets (issue 10)');
+  if (rows.length > 0) console.log('\ntargets');
   for (const [text, ok] of rows) console.log(`  ${ok ? 'PASS' : 'FAIL'} ${text}`);
   return rows.every(([, ok]) => ok);
 }

@@ -1,5 +1,5 @@
 /**
- * The scenarios of issue 5, each a list of complete HTTP/1.1 requests built before the clock
+ * The scenarios of `npm run bench` (docs/performance.md), each a list of complete HTTP/1.1 requests built before the clock
  * starts. The same bytes go to the service and to the ceiling server.
  */
 export interface ScenarioContext {

@@ -101,11 +101,11 @@ function startLogger(level: Config['logLevel']): Logger {
  * before it; a damaged snapshot can only be restored.
  */
 function withAdvice(err: StoreCorruptError): string {
-  if (err instanceof StoreFormatError) return `${err.message}. Nothing was changed; run the release that wrote it, or a later one (README: Storage, File formats)`;
+  if (err instanceof StoreFormatError) return `${err.message}. Nothing was changed; run the release that wrote it, or a later one (docs/storage.md, "File formats")`;
   const next = basename(err.file).startsWith('journal-')
     ? `restore the data directory from a backup, or keep every change before that byte by cutting the file there (truncate -s ${err.offset} ${err.file}), losing the changes after it`
     : 'restore the data directory from a backup';
-  return `${err.message}. Nothing was changed; ${next} (README: Storage, Recovery)`;
+  return `${err.message}. Nothing was changed; ${next} (docs/storage.md, "Recovery")`;
 }
 
 async function openDataDir(dataDir: string, logger: Logger, observer: StoreObserver | undefined, memoryBudget: MemoryBudget): Promise<BookStore> {

@@ -18,7 +18,7 @@ const PROTECTED = [
   ['DELETE', '/book/1'],
 ] as const;
 
-/** A fixed clock, so expiry edges are exact (STYLE.md: inject now()). */
+/** A fixed clock, injected as `now`, so expiry edges are exact. */
 const NOW = 1_900_000_000;
 
 describe('Authentication (docs/contract.md, "Authentication")', () => {

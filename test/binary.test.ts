@@ -247,11 +247,11 @@ describe('the single executable (npm run build:binary)', { skip: typeof builder 
         child.stdout.setEncoding('utf8').on('data', (s: string) => (text += s));
         child.on('close', (code) => resolve({ code, text }));
       });
-      assert.equal(out.code, 0, `docs/binary.md line ${block.readmeLine}: ${out.text}`);
+      assert.equal(out.code, 0, `docs/binary.md line ${block.line}: ${out.text}`);
       // Output group g is what was printed between marker g-1 (or the start) and marker g.
       const parts = out.text.split(/\x1e\d+\x1e/);
       block.outputs.forEach((group, g) => {
-        assert.ok(matchesShown(group.expected, parts[g] as string), `docs/binary.md line ${group.readmeLine}: shown\n${group.expected.join('\n')}\nprinted\n${parts[g]}`);
+        assert.ok(matchesShown(group.expected, parts[g] as string), `docs/binary.md line ${group.line}: shown\n${group.expected.join('\n')}\nprinted\n${parts[g]}`);
       });
     }
   });

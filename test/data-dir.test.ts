@@ -71,7 +71,7 @@ describe('data directory: one that already exists is made 0700, quietly (a debug
       await store.close();
       assert.equal((await stat(dir)).mode & 0o777, 0o700);
       assert.equal((await stat(gitkeep)).mode & 0o777, 0o644);
-      // A safe default working as designed is nothing for a person to act on (issue 13, defect 8).
+      // A safe default working as designed is nothing for a person to act on: debug, not a warning.
       const lines = logs.map((l) => JSON.parse(l) as { level: number; dir?: string; msg: string }).filter((l) => l.dir !== undefined);
       assert.deepEqual(
         lines.map((w) => ({ level: w.level, dir: w.dir })),

@@ -8,11 +8,11 @@ import { tempDirs } from './helpers/temp-dirs.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-describe('embedding the library (README "Embedding as a library")', () => {
+describe('embedding the library (docs/embedding.md)', () => {
   const temp = tempDirs('book-catalogue-embed-');
   after(() => temp.removeAll());
 
-  it('the README example mounts createApp in its own node:http server, serves requests and stops on SIGTERM', async () => {
+  it('the example of docs/embedding.md mounts createApp in its own node:http server, serves requests and stops on SIGTERM', async () => {
     const dataDir = await temp.make();
     // The package refers to itself by name (its `exports`), so `from 'book-catalogue'` is dist/.
     const stdout = await exerciseEmbeddingExample(process.execPath, ['--import', 'tsx', 'docs/embedding-example.ts'], ROOT, dataDir);

@@ -9,7 +9,7 @@ import { ChangeLog } from '../src/store/change-log.ts';
 import type { ChangeEntry } from '../src/store/change.ts';
 
 /**
- * The fan-out of GET /events (issue 11): the registry on a real HTTP server, fed by a ChangeLog the
+ * The fan-out of GET /events (docs/contract.md, "Change feed"): the registry on a real HTTP server, fed by a ChangeLog the
  * test appends to as the store does once a batch is durable. The client reads the raw chunked body,
  * so each HTTP chunk is one `write()` of the service and the tests can count them.
  */

@@ -22,7 +22,7 @@ async function walk(app: TestApp, first: string, between: (page: number) => Prom
   return seen;
 }
 
-describe('GET /books?limit&after: keyset pages (issue 10)', () => {
+describe('GET /books?limit&after: keyset pages', () => {
   let app: TestApp;
   let books: Book[];
   before(async () => {

@@ -41,7 +41,7 @@ async function stalledList(port: number, token: string): Promise<{ socket: Socke
   return { socket, read };
 }
 
-describe('GET /books streamed from the index pages (issue 10)', () => {
+describe('GET /books streamed from the index pages', () => {
   let app: TestApp;
   let books: Book[];
   before(async () => {

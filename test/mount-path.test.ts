@@ -3,7 +3,7 @@ import { after, describe, it } from 'node:test';
 import { startApp, type TestApp } from './helpers/app.ts';
 
 /*
- * An embedder that mounts the catalogue (README, "Embedding") gives createApp its mount path; the
+ * An embedder that mounts the catalogue (docs/embedding.md) gives createApp its mount path; the
  * next-page links and a created book's Location must lead to the catalogue under it, not to the
  * host's own /books (RFC 8288 §3.2, RFC 9110 §10.2.2: resolved against the request's URL).
  */

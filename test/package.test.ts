@@ -82,7 +82,7 @@ describe('the package: npm pack, then an offline install into a fresh project', 
     assert.ok((await stat(join(project, 'node_modules/.bin/book-catalogue'))).isFile());
   });
 
-  it('(a) the README embedding example type-checks against the installed declarations, mounts createApp and serves requests', async () => {
+  it('(a) the embedding example of docs/embedding.md type-checks against the installed declarations, mounts createApp and serves requests', async () => {
     await copyFile(join(ROOT, 'docs/embedding-example.ts'), join(project, 'embedding-example.ts'));
     const tsconfig = {
       compilerOptions: { module: 'nodenext', target: 'es2023', lib: ['es2023'], strict: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')], outDir: '.', rootDir: '.' },

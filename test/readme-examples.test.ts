@@ -9,7 +9,27 @@ import { fences, isSkipped, matchesShown, runnable, type RunnableBlock } from '.
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+
+/** A document whose examples run: its path from the repository root and its text. */
+interface Doc {
+  path: string;
+  text: string;
+}
+
+/** Pages whose examples need something this service does not start, and the test that runs them. */
+const RUN_ELSEWHERE = new Set([
+  // The single executable, which test/binary.test.ts builds and runs the page's examples against.
+  'binary.md',
+]);
+
+/** The README first, then every docs/*.md in alphabetical order: the order a reader follows them in. */
+async function documents(): Promise<Doc[]> {
+  const docs = (await readdir(join(ROOT, 'docs'))).filter((name) => name.endsWith('.md') && !RUN_ELSEWHERE.has(name)).sort().map((name) => `docs/${name}`);
+  return Promise.all(['README.md', ...docs].map(async (path) => ({ path, text: await readFile(join(ROOT, path), 'utf8') })));
+}
+
+const docs = await documents();
+const readme = (docs[0] as Doc).text;
 const temp = tempDirs('book-catalogue-readme-');
 /** Separates the shell's output into blocks and output groups; no example prints it. */
 const SEP = '\x1e';
@@ -41,43 +61,52 @@ async function freshClone(): Promise<{ dir: string; bin: string }> {
   return { dir, bin };
 }
 
+/** A runnable block and the document it is in. */
+interface DocBlock extends RunnableBlock {
+  doc: string;
+}
+
 interface Script {
   text: string;
-  /** README line of each script line (1-based script lines; index 0 unused). */
-  readmeLines: number[];
-  blocks: RunnableBlock[];
+  /** Where each script line came from, `docs/api.md line 12` (1-based script lines; index 0 unused). */
+  origins: string[];
+  blocks: DocBlock[];
 }
 
 /**
- * One bash script for every runnable block, in README order. The examples talk to port 8080; the
+ * One bash script for every runnable block, in document order. The examples talk to port 8080; the
  * service under test has an ephemeral port, so `localhost:8080` and `127.0.0.1:8080` are rewritten
  * to it. A command that fails is reported on fd 3, except curl's timeout (28) on a command with
  * `--max-time`: that is how a stream example ends.
  */
 function buildScript(port: number): Script {
-  const readmeLines = [0];
+  const origins = [''];
   const out: string[] = [];
-  const add = (text: string, readmeLine: number): void => {
+  const add = (text: string, origin: string): void => {
     out.push(text);
-    readmeLines.push(readmeLine);
+    origins.push(origin);
   };
-  add('exec 2>&1', 0);
+  add('exec 2>&1', 'the script');
   add(
     `trap '__s=$?; if ! { [ "$__s" -eq 28 ] && [[ "$BASH_COMMAND" == *--max-time* ]]; }; then printf "%s\\t%s\\t%s\\n" "$LINENO" "$__s" "$BASH_COMMAND" >&3; fi' ERR`,
-    0,
+    'the script',
   );
-  const blocks: RunnableBlock[] = [];
-  for (const fence of fences(readme)) {
-    if (fence.lang !== 'sh' || isSkipped(fence)) continue;
-    const b = blocks.length;
-    const block = runnable(fence, (g) => `printf '${SEP}out ${b} ${g}${SEP}'`);
-    blocks.push(block);
-    add(`printf '${SEP}block ${b}${SEP}'`, block.readmeLine);
-    for (const line of block.lines) add(line.text.replace(/\b(localhost|127\.0\.0\.1):8080\b/g, `$1:${port}`), line.readmeLine);
-    add(`printf '${SEP}end ${b}${SEP}'`, block.readmeLine);
+  const blocks: DocBlock[] = [];
+  for (const doc of docs) {
+    for (const fence of fences(doc.text)) {
+      if (fence.lang !== 'sh' || isSkipped(fence)) continue;
+      const b = blocks.length;
+      const block = { ...runnable(fence, (g) => `printf '${SEP}out ${b} ${g}${SEP}'`), doc: doc.path };
+      blocks.push(block);
+      add(`printf '${SEP}block ${b}${SEP}'`, where(block, block.line));
+      for (const line of block.lines) add(line.text.replace(/\b(localhost|127\.0\.0\.1):8080\b/g, `$1:${port}`), where(block, line.line));
+      add(`printf '${SEP}end ${b}${SEP}'`, where(block, block.line));
+    }
   }
-  return { text: `${out.join('\n')}\n`, readmeLines, blocks };
+  return { text: `${out.join('\n')}\n`, origins, blocks };
 }
+
+const where = (block: DocBlock, line: number): string => `${block.doc} line ${line}`;
 
 interface ShellRun {
   output: string;
@@ -110,12 +139,12 @@ function runShell(script: string, cwd: string, bin: string): Promise<ShellRun> {
   });
 }
 
-/** Every difference between what the README shows and what its examples printed, one line each. */
+/** Every difference between what the documents show and what their examples printed, one line each. */
 function problems(script: Script, run: ShellRun): string[] {
   const found: string[] = [];
   for (const line of run.failures.split('\n').filter(Boolean)) {
     const [scriptLine, status, command] = line.split('\t');
-    found.push(`README line ${script.readmeLines[Number(scriptLine)] ?? '?'}: exit status ${status}: ${command}`);
+    found.push(`${script.origins[Number(scriptLine)] ?? 'line ?'}: exit status ${status}: ${command}`);
   }
   const parts = run.output.split(SEP);
   let block = -1;
@@ -129,21 +158,22 @@ function problems(script: Script, run: ShellRun): string[] {
     seen.add(marker);
     if (kind === 'block') block = Number(b);
     if (kind === 'out') {
-      const group = (script.blocks[block] as RunnableBlock).outputs[Number(g)];
+      const shownIn = script.blocks[block] as DocBlock;
+      const group = shownIn.outputs[Number(g)];
       if (group !== undefined && !matchesShown(group.expected, before)) {
         const hint = before.endsWith('\n') ? '' : ' (no newline at the end: curl needs -w \'\\n\')';
-        found.push(`README line ${group.readmeLine}: shows\n${group.expected.join('\n')}\nbut the commands above it printed${hint}\n${before}`);
+        found.push(`${where(shownIn, group.line)}: shows\n${group.expected.join('\n')}\nbut the commands above it printed${hint}\n${before}`);
       }
     }
   }
   if (run.timedOut) found.push(`the examples did not finish within ${RUN_TIMEOUT_MS / 1000} s; the last marker was ${lastMarker}; after it:\n${parts.at(-1)}`);
   script.blocks.forEach((blockInfo, b) => {
-    if (!seen.has(`end ${b}`) && !run.timedOut) found.push(`the block at README line ${blockInfo.readmeLine} did not run to its end; output after ${lastMarker}:\n${parts.at(-1)}`);
+    if (!seen.has(`end ${b}`) && !run.timedOut) found.push(`the block at ${where(blockInfo, blockInfo.line)} did not run to its end; output after ${lastMarker}:\n${parts.at(-1)}`);
   });
   return found;
 }
 
-describe('README examples, in order, against a fresh service', () => {
+describe('the examples of the README and docs/*.md, in order, against a fresh service', () => {
   let service: RunningService;
   let clone: { dir: string; bin: string };
 
@@ -160,9 +190,11 @@ describe('README examples, in order, against a fresh service', () => {
     assert.ok(matchesShown(shown.lines, printed), `Quick start shows\n${shown.lines.join('\n')}\nbut the first start printed\n${printed}`);
   });
 
-  it('every ```sh block runs and prints what the README shows under each command', async () => {
+  it('every ```sh block runs and prints what its document shows under each command', async () => {
     const script = buildScript(service.port);
-    assert.ok(script.blocks.length >= 2, 'at least the walk-through and conditional writes blocks run');
+    const running = new Set(script.blocks.map((b) => b.doc));
+    assert.ok(script.blocks.filter((b) => b.doc === 'README.md').length >= 4, 'at least the walk-through blocks of the README run');
+    for (const doc of ['docs/api.md', 'docs/operations.md', 'docs/page.md']) assert.ok(running.has(doc), `the examples of ${doc} run`);
     await writeFile(join(clone.dir, '.readme-examples.sh'), script.text);
     const run = await runShell(script.text, clone.dir, clone.bin);
     assert.deepEqual(problems(script, run), []);
@@ -174,7 +206,7 @@ describe('README examples, in order, against a fresh service', () => {
   });
 });
 
-describe('how the README examples are read', () => {
+describe('how the examples are read', () => {
   const fence = (lines: string[], above = ''): Parameters<typeof runnable>[0] => ({ lang: 'sh', line: 10, lines, above });
 
   it('a whole-line comment under a command is its output; after a blank line or at the start, a note', () => {
@@ -187,7 +219,7 @@ describe('how the README examples are read', () => {
       block.lines.map((l) => l.text),
       ['# a note', 'echo a', 'MARK 0', '', '# note', 'echo c   # trailing note', 'MARK 1'],
     );
-    assert.equal(block.outputs[0]?.readmeLine, 12);
+    assert.equal(block.outputs[0]?.line, 12);
   });
 
   it('… and ... match any text within a line, a line of … any lines; the trailing newline counts', () => {
@@ -205,5 +237,12 @@ describe('how the README examples are read', () => {
     assert.equal(skipped !== undefined && isSkipped(skipped), true);
     assert.deepEqual(skipped?.lines, ['echo 2']);
     assert.equal(skipped?.line, 6);
+  });
+
+  it('a fence indented under a list item is a block too, its lines without that indent', () => {
+    const [nested] = fences('- a step:\n\n  ```sh\n  echo 1\n    echo 2\n  ```\nafter\n');
+    assert.equal(nested?.lang, 'sh');
+    assert.deepEqual(nested?.lines, ['echo 1', '  echo 2']);
+    assert.equal(nested?.line, 4);
   });
 });

@@ -7,25 +7,25 @@ import { fences } from './helpers/readme-blocks.ts';
 type Follow = (token: string, since: number | undefined, onChange: (change: { seq: number } | null) => void) => Promise<number | undefined>;
 
 /**
- * The README's `follow` (Change feed: "A browser page reads it with fetch"), run as written, with
- * a `fetch` that resolves its relative URL against the test app as a page's would.
+ * The `follow` of docs/api.md (Change feed, "Streaming: GET /events"), run as written, with a
+ * `fetch` that resolves its relative URL against the test app as a page's would.
  */
-async function readmeFollow(base: string): Promise<Follow> {
-  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
-  const block = fences(readme).find((f) => f.lang === 'js' && f.lines.some((l) => l.startsWith('async function follow(')));
-  assert.ok(block !== undefined, 'the README shows follow()');
+async function documentedFollow(base: string): Promise<Follow> {
+  const page = await readFile(new URL('../docs/api.md', import.meta.url), 'utf8');
+  const block = fences(page).find((f) => f.lang === 'js' && f.lines.some((l) => l.startsWith('async function follow(')));
+  assert.ok(block !== undefined, 'docs/api.md shows follow()');
   const pageFetch = (url: string, init: RequestInit): Promise<Response> => fetch(new URL(url, base), init);
   return new Function('fetch', `${block.lines.join('\n')}\nreturn follow;`)(pageFetch) as Follow;
 }
 
 const book = (title: string): { title: string; author: string; year: number } => ({ title, author: 'A. Author', year: 2001 });
 
-describe("the README's fetch example follows the feed as it says", () => {
+describe("docs/api.md's fetch example follows the feed as it says", () => {
   let app: TestApp;
   let follow: Follow;
   before(async () => {
     app = await startApp();
-    follow = await readmeFollow(app.url);
+    follow = await documentedFollow(app.url);
     await app.request('POST', '/book', { body: book('Before') });
   });
   after(() => app.close());

@@ -19,8 +19,9 @@ import { tempDirs } from './helpers/temp-dirs.ts';
 /*
  * What is built for every answer keeps one hidden class (V8's map) from one answer to the next.
  * On Node 20, `{ ...ANSWERS.x, data }` gives each object a map of its own once the spread is warm
- * (after ~8 calls): GET /book/{id} cost ~10 µs more per answer that way (README, "Performance
- * notes"). Nothing here is timed: the maps are compared with V8's own %HaveSameMap.
+ * (after ~8 calls): GET /book/{id} cost ~10 µs more per answer that way (docs/performance.md,
+ * "Design choices and their measured effect"). Nothing here is timed: the maps are compared with
+ * V8's own %HaveSameMap.
  */
 setFlagsFromString('--allow-natives-syntax');
 const haveSameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;

@@ -55,7 +55,7 @@ async function restarted(dataDir: string, storeOptions: ReturnType<typeof retent
   return startApp({ dataDir, storeOptions });
 }
 
-describe('retention across a restart (issue 11): the last RETAINED_CHANGES survive a compaction followed by a restart', () => {
+describe('retention across a restart (docs/contract.md, "Change feed"): the last RETAINED_CHANGES survive a compaction followed by a restart', () => {
   it('right after a compaction and a restart, a client 50 changes behind gets exactly those 50, by /changes and by /events', async () => {
     const dataDir = await dirs.make();
     const storeOptions = retentionStore();

@@ -56,7 +56,7 @@ async function refusedAt(dir: string, detail: RegExp): Promise<number> {
 }
 
 describe('the snapshot format: version 2 carries the retained changes, version 1 still reads', () => {
-  it('version 2: the books, then the changes up to its seq, one per line, as the README shows', async () => {
+  it('version 2: the books, then the changes up to its seq, one per line, as docs/storage.md shows', async () => {
     const { text } = await compacted();
     assert.equal(
       text.slice(0, text.lastIndexOf(TRAILER_MARK)),

@@ -21,10 +21,12 @@ function run(command: string, args: readonly string[], options: { cwd: string; e
   });
 }
 
-/** The README's systemd steps, from the install up to the verify (the rest needs a running systemd). */
-async function readmeSteps(): Promise<string[]> {
-  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### Running under systemd'));
+/** The systemd steps of docs/operations.md, from the install up to the verify (the rest needs a running systemd). */
+async function documentedSteps(): Promise<string[]> {
+  const page = await readFile(join(ROOT, 'docs/operations.md'), 'utf8');
+  const start = page.indexOf('\n## Running under systemd\n');
+  assert.ok(start !== -1, 'docs/operations.md has the systemd section');
+  const section = page.slice(start);
   const block = fences(section).find((f) => f.lang === 'sh');
   assert.ok(block, 'the systemd section has its steps');
   const steps = block.lines.filter((l) => l.trim() !== '');
@@ -33,7 +35,7 @@ async function readmeSteps(): Promise<string[]> {
   return steps.slice(0, verify + 1);
 }
 
-describe('the systemd unit the README\'s steps write verifies (systemd-analyze verify)', needs('systemd-analyze'), () => {
+describe('the systemd unit the steps of docs/operations.md write verifies (systemd-analyze verify)', needs('systemd-analyze'), () => {
   it('installed with npm into a prefix other than /usr/local (as Debian\'s Node has /usr), the unit runs the installed binary', { timeout: 180_000 }, async () => {
     const work = await temp.make();
     const packed = JSON.parse((await run(NPM, ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT })).stdout) as { filename: string }[];
@@ -42,7 +44,7 @@ describe('the systemd unit the README\'s steps write verifies (systemd-analyze v
     const etc = join(work, 'etc');
     await mkdir(join(etc, 'systemd', 'system'), { recursive: true });
     // The steps as written, with the system paths moved into the sandbox and analyze's path pinned.
-    const script = (await readmeSteps())
+    const script = (await documentedSteps())
       .map((l) =>
         l
           .replace(/\.\/book-catalogue-[\d.]+\.tgz/g, `'${tarball}'`)

@@ -129,7 +129,7 @@ describe('POST /token when signing fails (docs/contract.md, "Logins")', () => {
   });
 });
 
-describe('POST /token across seconds (one token signed per second, issue 5)', () => {
+describe('POST /token across seconds (one token signed per second)', () => {
   const T0 = 1_800_000_000;
   let clockMs = T0 * 1000;
   let app: TestApp;

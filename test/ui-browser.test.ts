@@ -9,7 +9,7 @@ import { findTool, needs } from './helpers/system-tools.ts';
 
 /** Where a failing check leaves its screenshot (git-ignored). */
 const RESULTS = new URL('../test-results/', import.meta.url);
-/** `UPDATE_UI_SCREENSHOT=1 node --import tsx --test test/ui-browser.test.ts` refreshes the README's picture. */
+/** `UPDATE_UI_SCREENSHOT=1 node --import tsx --test test/ui-browser.test.ts` refreshes the picture in the README and docs/page.md. */
 const README_SCREENSHOT = new URL('../docs/catalogue-page.png', import.meta.url);
 
 const BOOKS = 250;

@@ -61,7 +61,7 @@ describe('a book the API refuses is refused everywhere books are accepted', () =
     assert.equal(await importCatalogue(file, await dirs.make(), Readable.from([])), 1);
   });
 
-  it('the library case of the issue: a blank title, an empty author and year 123456 are refused', async () => {
+  it('writeCatalogue, the library route around the API: a blank title, an empty author and year 123456 are refused', async () => {
     const dir = await dirs.make();
     await assert.rejects(writeCatalogue(dir, [{ id: 1, title: '   ', author: '', year: 123456 }]), InvalidBookError);
   });

@@ -14,7 +14,7 @@ function pairBytes(username: string, password: string): Buffer {
  * either string matched or how long it is: the pair is reduced to a SHA-256 digest of fixed length
  * and compared in constant time, so there is no early exit on a wrong byte or a length difference
  * (docs/contract.md, "Logins"). No key is needed: a digest's timing depends only on the
- * attacker's own input. One digest of both strings, not one each: cheaper (README, "Performance notes").
+ * attacker's own input. One digest of both strings, not one each: cheaper (docs/performance.md, "Design choices and their measured effect").
  */
 export function createCredentialCheck(username: string, password: string): (user: string, pass: string) => boolean {
   const expected = hash('sha256', pairBytes(username, password), 'buffer');

@@ -1,7 +1,7 @@
 import { refusal, type HttpError } from '../http/messages.ts';
 import { integerParam, queryOf, singleParam } from '../http/query-params.ts';
 
-/** The opt-in parameters of GET /books (README, "Pages and search"). */
+/** The opt-in parameters of GET /books (docs/contract.md, "Endpoints"; docs/api.md, "Pages and search"). */
 export interface ListQuery {
   /** At most this many books. */
   readonly limit: number;

@@ -35,7 +35,7 @@ const LAST_SEQ: Header = {
 };
 
 /**
- * GET /changes?since=&limit= (issue 11): the retained changes after `since` (default 0) as one
+ * GET /changes?since=&limit= (docs/contract.md, "Change feed"): the retained changes after `since` (default 0) as one
  * envelope, ascending seq, with `Link: <…>; rel="next"` (RFC 8288) while more follow. A `since`
  * the feed no longer holds, or one past its last change: 410 `Changes no longer available`. Both
  * carry `X-Last-Seq`, the feed's seq, so a client that only polls learns where to follow from

@@ -17,7 +17,7 @@ export interface EventsRouteDeps {
 }
 
 /**
- * GET /events (issue 11): the change feed as Server-Sent Events. Everything that can refuse it
+ * GET /events (docs/contract.md, "Change feed"): the change feed as Server-Sent Events. Everything that can refuse it
  * (401, 400 for a bad resume point, 503) is decided before the head is written, so those are
  * envelopes; then the registry owns the response.
  */

@@ -43,8 +43,8 @@ export interface FileInfo {
 
 /**
  * Every file-system call the store makes, in one injectable object, so tests can make fsync slow
- * or fail and can observe the order of writes, syncs and renames (STYLE.md: Store): the data
- * files, the data directory's creation and the lock alike.
+ * or fail and can observe the order of writes, syncs and renames (docs/contract.md, "Durability"):
+ * the data files, the data directory's creation and the lock alike.
  */
 export interface FileLayer {
   /** The store opens data files through openDataFile (data-file.ts), which checks each one. */

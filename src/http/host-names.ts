@@ -15,7 +15,7 @@ LOOPBACK_ADDRESSES.addSubnet('127.0.0.0', 8, 'ipv4');
 // BlockList also matches the IPv4-mapped spellings (::ffff:127.0.0.1) against the IPv4 subnet.
 LOOPBACK_ADDRESSES.addAddress('::1', 'ipv6');
 
-/** Whether a listening address (HOST) reaches this machine's loopback interface only. */
+/** Whether a listening address (HOST) reaches the host's own loopback interface only. */
 function isLoopbackAddress(address: string): boolean {
   const family = isIP(address);
   if (family !== 0) return LOOPBACK_ADDRESSES.check(address, family === 4 ? 'ipv4' : 'ipv6');

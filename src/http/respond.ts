@@ -22,7 +22,7 @@ export function envelopeHead(status: number, message: string): string {
 /**
  * The envelope reply for `answer`, built property by property. Not `{ ...answer, data }`: Node
  * 20's V8 gives every object built that way a hidden class of its own, so each answer paid for a
- * new one and the reply writer's property reads never settled (README, "Performance notes").
+ * new one and the reply writer's property reads never settled (docs/performance.md, "Design choices and their measured effect").
  */
 export function envelopeReply(answer: Answer, data: string, headers?: Readonly<Record<string, string>>): EnvelopeReply {
   const { status, message } = answer;

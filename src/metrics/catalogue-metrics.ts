@@ -132,7 +132,7 @@ function memoryFamilies(registry: Registry, budget: () => MemoryBudget): void {
   registry.collect({ name: 'book_catalogue_memory_shed_total', help: 'Consumers cut because the memory budget was spent, by consumer.', type: 'counter', labelNames: ['consumer'], read: byKind((b, kind) => b.shedCount(kind)) });
 }
 
-/** Every family the service exposes (the README's metrics table lists them), ready to report to. */
+/** Every family the service exposes (docs/operations.md's metrics table lists them; test/readme.test.ts holds it to that), ready to report to. */
 export function createMetrics(): CatalogueMetrics {
   const registry = new Registry();
   const requests = new RequestMetrics(

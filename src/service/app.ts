@@ -185,7 +185,7 @@ export function createApp(options: AppOptions): App {
       // RFC 9112 §3.2: an HTTP/1.1 request without Host, or with two, is a 400; answered here, in the envelope.
       if (malformedRequest(req)) throw refusal('badRequest', { connection: 'close' });
       // docs/contract.md, "Order of checks": host (421) → route (404, then 405) → auth (401) → {id} (400) → body. 421,
-      // 404, 405 and 401 are what a scan gets: answered as replies, not thrown (README, "Performance notes").
+      // 404, 405 and 401 are what a scan gets: answered as replies, not thrown (docs/performance.md, "Design choices and their measured effect").
       if (hostAllowed !== undefined && !hostAllowed(req)) return send(ctx, MISDIRECTED);
       if (match.kind === 'none') return send(ctx, req.url === '*' && req.method === 'OPTIONS' ? serverOptions : NOT_FOUND);
       if (match.kind === 'method') {

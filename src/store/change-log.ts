@@ -1,7 +1,7 @@
 import type { Charge, MemoryBudget } from '../memory/budget.ts';
 import type { ChangeEntry } from './change.ts';
 
-/** Changes kept whatever the snapshots do (issue 11): a client this far behind can still resume. */
+/** Changes kept whatever the snapshots do (docs/contract.md, "Change feed"): a client this far behind can still resume. */
 export const RETAINED_CHANGES = 10_000;
 
 /**

@@ -13,7 +13,7 @@ import type { JournalWriter } from './journal-writer.ts';
 import type { StoreObserver } from './observer.ts';
 import { WriteProbe } from './write-probe.ts';
 
-/** Milliseconds of list-text rebuilding per event-loop turn: small enough that a scavenge landing in it still leaves the turn well under the ~20 ms stall allowed (issue 10). */
+/** Milliseconds of list-text rebuilding per event-loop turn: small enough that a scavenge landing in it still leaves the turn well under 20 ms (`npm run bench:list-after-writes`: longest gap 10.3–15.4 ms at 1M books). */
 const SETTLING_SLICE_MS = 2;
 /** Turns of rebuilding before the rest is done at once: ~2 s of slices, past what 5M books need. */
 const MAX_SETTLING_TURNS = 1000;
@@ -228,7 +228,8 @@ export class FileBookStore implements DurableBookStore {
   /**
    * The only writer: batches and journal rotations never overlap. The next batch is written before
    * the one just made durable is answered, so its fdatasync runs while this thread sends those
-   * answers instead of after them (group commit with the disk kept busy; issue 5).
+   * answers instead of after them (group commit with the disk kept busy: update ×1.23 req/s,
+   * docs/performance.md, "Design choices and their measured effect").
    */
   async #flushLoop(): Promise<void> {
     let answer: (() => void) | undefined;

@@ -9,8 +9,8 @@ import { bookIdAt, bookIdIn, decimalAt } from './decimal.ts';
  * replay order.
  *
  * Each file starts with a header line, `{"format":"book-catalogue-journal","version":1}`, so that a
- * later release can read what this one wrote and this one refuses what a later one wrote (issue
- * 16, point 5: the files on disk do not change when the API's JSON does). A line in the file, not
+ * later release can read what this one wrote and this one refuses what a later one wrote (the files
+ * on disk do not change when the API's JSON does: docs/storage.md, "File formats"). A line in the file, not
  * the file's name: the name already says where the file sits in replay order, the marker travels
  * with the bytes through a copy or a restore, and `head -1` shows it. A file without the header was
  * written before it existed and holds version 1 records. The header is written and fdatasynced

@@ -3,10 +3,11 @@ import type { ChangeEntry, ChangeType } from './change.ts';
 
 /**
  * The changes a snapshot carries (format version 2): the last ones up to its `seq`, so that the
- * change feed's retention (issue 11: at least the last RETAINED_CHANGES) holds across a restart
+ * change feed's retention (docs/contract.md, "Change feed": at least the last RETAINED_CHANGES) holds across a restart
  * even right after a compaction, when the journal holds nothing older. One line each,
  * `{"seq":N,"type":"created"|"updated"|"deleted","id":I,"book":<the book as stored, or null>}`.
- * The layout is the store's own, written here, not the API's change JSON (issue 16, point 5).
+ * The layout is the store's own, written here, not the API's change JSON: the files on disk do not
+ * change when the API's JSON does (docs/storage.md, "File formats").
  */
 export function changeLine(entry: ChangeEntry): string {
   return `{"seq":${entry.seq},"type":"${entry.type}","id":${entry.id},"book":${entry.bookJson ?? 'null'}}`;

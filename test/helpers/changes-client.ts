@@ -1,6 +1,6 @@
 import type { TestApp } from './app.ts';
 
-/** A change as GET /changes and the /events frames carry it (issue 11). */
+/** A change as GET /changes and the /events frames carry it (docs/contract.md, "Change feed"). */
 export interface WireChange {
   seq: number;
   type: string;

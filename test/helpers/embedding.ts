@@ -5,8 +5,8 @@ export const EXAMPLE_PASSWORD = 'embedding-example-password';
 const EXAMPLE_SECRET = 'embedding-example-secret-of-32-bytes!!';
 
 /**
- * Runs the README's embedding example (`command args`, from `cwd`) on port 0 with `dataDir`,
- * drives it over HTTP as a reader of the README would, stops it with SIGTERM and checks it
+ * Runs the embedding example of docs/embedding.md (`command args`, from `cwd`) on port 0 with
+ * `dataDir`, drives it over HTTP as a reader of that page would, stops it with SIGTERM and checks it
  * exited 0 on its own. Resolves with what it wrote to stdout.
  */
 export async function exerciseEmbeddingExample(command: string, args: readonly string[], cwd: string, dataDir: string): Promise<string> {

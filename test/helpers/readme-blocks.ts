@@ -1,6 +1,6 @@
 /**
- * The README's code blocks as the README examples test reads them (the rules are also in the
- * README, "Examples in this README"):
+ * The code blocks of the README and docs/*.md as the examples test reads them (the rules are also
+ * in docs/development.md, "Examples in the documentation"):
  * - every ```sh block runs, in order, in one shell, unless the line right above its fence is an
  *   HTML comment starting `<!-- not run` (say why in it);
  * - whole-line `# ` comments directly under a command are the output that command shows (stdout
@@ -12,7 +12,7 @@
 export interface Fence {
   /** The fence's language (`sh`, `text`, …); '' when none. */
   lang: string;
-  /** 1-based README line of the block's first content line. */
+  /** 1-based line, in its document, of the block's first content line. */
   line: number;
   lines: string[];
   /** The line right above the opening fence. */
@@ -23,12 +23,14 @@ export function fences(markdown: string): Fence[] {
   const all = markdown.split('\n');
   const found: Fence[] = [];
   for (let i = 0; i < all.length; i++) {
-    const open = /^(```|~~~)\s*([\w+-]*)\s*$/.exec(all[i] as string);
+    const open = /^(```|~~~)\s*([\w+-]*)\s*$/.exec((all[i] as string).trimStart());
     if (open === null) continue;
+    const indent = (all[i] as string).length - (all[i] as string).trimStart().length;
     const start = i + 1;
     let end = start;
-    while (end < all.length && !(all[end] as string).startsWith(open[1] as string)) end++;
-    found.push({ lang: open[2] as string, line: start + 1, lines: all.slice(start, end), above: i > 0 ? (all[i - 1] as string) : '' });
+    while (end < all.length && !(all[end] as string).trimStart().startsWith(open[1] as string)) end++;
+    const lines = all.slice(start, end).map((l) => l.slice(Math.min(indent, l.length - l.trimStart().length)));
+    found.push({ lang: open[2] as string, line: start + 1, lines, above: i > 0 ? (all[i - 1] as string) : '' });
     i = end;
   }
   return found;
@@ -36,19 +38,19 @@ export function fences(markdown: string): Fence[] {
 
 export const isSkipped = (fence: Fence): boolean => /^<!--\s*not run\b/.test(fence.above.trim());
 
-/** One command line and the README line it came from. */
+/** One command line and the line of its document it came from. */
 export interface ScriptLine {
   text: string;
-  readmeLine: number;
+  line: number;
 }
 
 export interface OutputGroup {
-  readmeLine: number;
+  line: number;
   expected: string[];
 }
 
 export interface RunnableBlock {
-  readmeLine: number;
+  line: number;
   /** The block's lines, each output group replaced by a marker command. */
   lines: ScriptLine[];
   outputs: OutputGroup[];
@@ -62,25 +64,25 @@ export function runnable(fence: Fence, marker: (group: number) => string): Runna
   const outputs: OutputGroup[] = [];
   let previous: 'command' | 'output' | 'other' = 'other';
   fence.lines.forEach((text, i) => {
-    const readmeLine = fence.line + i;
+    const line = fence.line + i;
     if (COMMENT.test(text) && previous !== 'other') {
       const shown = text.replace(/^\s*# ?/, '');
       if (previous === 'command') {
-        outputs.push({ readmeLine, expected: [shown] });
-        lines.push({ text: marker(outputs.length - 1), readmeLine });
+        outputs.push({ line, expected: [shown] });
+        lines.push({ text: marker(outputs.length - 1), line });
       } else {
         (outputs[outputs.length - 1] as OutputGroup).expected.push(shown);
       }
       previous = 'output';
       return;
     }
-    lines.push({ text, readmeLine });
+    lines.push({ text, line });
     previous = text.trim() === '' || COMMENT.test(text) ? 'other' : 'command';
   });
-  return { readmeLine: fence.line, lines, outputs };
+  return { line: fence.line, lines, outputs };
 }
 
-/** Whether `actual` is what the README shows, with `…` or `...` as wildcards. */
+/** Whether `actual` is what the document shows, with `…` or `...` as wildcards. */
 export function matchesShown(expected: readonly string[], actual: string): boolean {
   const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const pattern = expected

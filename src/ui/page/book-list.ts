@@ -1,7 +1,7 @@
 import { call, type Book } from './api.ts';
 import { byId, element, say } from './dom.ts';
 
-/** Never more rows than this at once (the issue's bound); `limit` on GET /books. */
+/** Never more rows than this at once, so a page of the list stays quick to render; `limit` on GET /books. */
 const PAGE_SIZE = 100;
 /** Adding a book walks forward page by page to the one that holds it, this far at most. */
 const MAX_WALK = 50;
