@@ -44,7 +44,7 @@ describe('METRICS_PORT / --metrics-port', () => {
       assert.match(line.msg, /^metrics on http:\/\/127\.0\.0\.1:\d+\/metrics$/);
       const scrape = await fetch(`http://127.0.0.1:${line.metricsPort}/metrics`);
       assert.equal(scrape.status, 200);
-      assert.equal(scrape.headers.get('content-type'), 'text/plain; version=0.0.4');
+      assert.equal(scrape.headers.get('content-type'), 'text/plain; version=0.0.4; charset=utf-8');
       const text = await scrape.text();
       assert.match(text, /^book_catalogue_build_info\{version="\d+\.\d+\.\d+",node="v[\d.]+"\} 1$/m);
       assert.ok(!text.includes(ENV.SECRET_TOKEN) && !text.includes(ENV.AUTH_PASSWORD));

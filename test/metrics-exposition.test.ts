@@ -65,6 +65,21 @@ describe('Prometheus text exposition 0.0.4', () => {
     assert.match(r.expose(), /^per_disk_bytes\{disk="sda"\} 20$/m);
   });
 
+  it('onScrape hooks run once per expose, before any family is read: families that share one reading agree', () => {
+    const r = new Registry();
+    let reads = 0;
+    let reading = { used: 0, total: 0 };
+    r.onScrape(() => {
+      reads++;
+      reading = { used: reads * 10, total: reads * 10 + 5 };
+    });
+    r.collect({ name: 'used_bytes', help: 'Used.', type: 'gauge', read: () => reading.used });
+    r.collect({ name: 'total_bytes', help: 'Total.', type: 'gauge', read: () => reading.total });
+    assert.match(r.expose(), /^used_bytes 10\n[^]*^total_bytes 15$/m);
+    assert.match(r.expose(), /^used_bytes 20\n[^]*^total_bytes 25$/m);
+    assert.equal(reads, 2);
+  });
+
   it('refuses bad names, reserved labels, unsorted buckets, a name twice and the wrong number of label values', () => {
     const r = new Registry();
     assert.throws(() => r.counter('bad-name', 'x'), TypeError);

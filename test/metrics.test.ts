@@ -76,10 +76,10 @@ describe('metrics: the listener', () => {
   });
   after(() => o.close());
 
-  it('GET /metrics answers 200 in text/plain; version=0.0.4', async () => {
+  it('GET /metrics answers 200 in text/plain; version=0.0.4; charset=utf-8', async () => {
     const res = await fetch(`${o.metricsUrl}/metrics`);
     assert.equal(res.status, 200);
-    assert.equal(res.headers.get('content-type'), 'text/plain; version=0.0.4');
+    assert.equal(res.headers.get('content-type'), 'text/plain; version=0.0.4; charset=utf-8');
     assert.match(await res.text(), /^# HELP http_requests_total /m);
   });
 

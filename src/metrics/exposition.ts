@@ -3,8 +3,12 @@
  * escaping and number rules live here; which families exist is the registry's business.
  */
 
-/** The Content-Type a 0.0.4 scrape answer carries (the format is UTF-8 by definition). */
-export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4';
+/**
+ * The Content-Type a 0.0.4 scrape answer carries. The format is UTF-8 by definition, but a client
+ * reading `text/plain` without a charset may take it as US-ASCII (RFC 2046 section 4.1.2), so it
+ * says so, as Prometheus's own client libraries do.
+ */
+export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** Metric names (`[a-zA-Z_:][a-zA-Z0-9_:]*`) and label names (no colon; `__` is reserved). */
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;

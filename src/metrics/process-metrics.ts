@@ -1,59 +1,95 @@
-import { readdirSync } from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { familyHeader, formatValue } from './exposition.ts';
-import type { Registry } from './registry.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import { registerEventLoopLag } from './event-loop-lag.ts';
+import { registerGcMetrics } from './gc-metrics.ts';
+import { registerNodeMetrics } from './node-metrics.ts';
+import type { Registry, Sample } from './registry.ts';
 
-/** The delay monitor samples on a timer: 20 ms keeps its own cost out of the figures it reports. */
-const EVENT_LOOP_RESOLUTION_MS = 20;
-const DELAY_QUANTILES = [0.5, 0.9, 0.99] as const;
+/** Linux's per-process files; elsewhere the families they feed have no sample (or a portable fallback). */
+const PROC_STATUS = '/proc/self/status';
+const PROC_LIMITS = '/proc/self/limits';
+const PROC_FDS = '/proc/self/fd';
 
-/** Open file descriptors, where the platform lists them (Linux's /proc); none elsewhere. */
-function openFds(): { labels: string[]; value: number }[] {
+/** The `/proc/self/status` fields prom-client reads: resident set, virtual size, data segment. */
+const STATUS_FIELDS = { VmRSS: /^VmRSS:\s*(\d+) kB$/m, VmSize: /^VmSize:\s*(\d+) kB$/m, VmData: /^VmData:\s*(\d+) kB$/m } as const;
+
+/** A `/proc/self/status` field in bytes (the file says kB, meaning KiB), or undefined when absent. */
+function statusBytes(status: string, field: keyof typeof STATUS_FIELDS): number | undefined {
+  const m = STATUS_FIELDS[field].exec(status);
+  return m === null ? undefined : Number(m[1]) * 1024;
+}
+
+function readOrEmpty(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** The soft limit on open files, as `ulimit -n` says; undefined when unknown or unlimited. */
+function maxFds(): number | undefined {
+  const m = /^Max open files\s+(\d+)/m.exec(readOrEmpty(PROC_LIMITS));
+  return m === null ? undefined : Number(m[1]);
+}
+
+/** Open file descriptors, where the platform lists them; none elsewhere. */
+function openFds(): readonly Sample[] {
   try {
     // The directory handle readdirSync opens is itself one entry.
-    return [{ labels: [], value: readdirSync('/proc/self/fd').length - 1 }];
+    return [{ labels: [], value: readdirSync(PROC_FDS).length - 1 }];
   } catch {
     return [];
   }
 }
 
+const present = (value: number | undefined): number | readonly Sample[] => (value === undefined ? [] : value);
+
 /**
- * prom-client's standard process and Node.js families, read at scrape time, plus the event loop's
- * delay as a summary (quantiles over the process's life). Returns what stops the delay monitor.
+ * prom-client's `process_*` families, with its names, types and meanings, read at scrape time:
+ * CPU, memory (resident, virtual and data segment from /proc/self/status, as prom-client reads
+ * them on Linux), file descriptors and start time. One reading per scrape feeds the families that
+ * share it, so user + system is exactly the total.
  */
-export function registerProcessMetrics(registry: Registry, build: { version: string }): () => void {
-  registry.collect({
-    name: 'process_cpu_seconds_total',
-    help: 'User and system CPU time spent, in seconds.',
-    type: 'counter',
-    read: () => {
-      const { user, system } = process.cpuUsage();
-      return (user + system) / 1e6;
-    },
+function registerProcessFamilies(registry: Registry): void {
+  let cpu = process.cpuUsage();
+  let status = '';
+  registry.onScrape(() => {
+    cpu = process.cpuUsage();
+    status = readOrEmpty(PROC_STATUS);
   });
-  registry.collect({ name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.', type: 'gauge', read: () => process.memoryUsage.rss() });
-  registry.collect({ name: 'process_open_fds', help: 'Number of open file descriptors.', type: 'gauge', read: openFds });
+  registry.collect({ name: 'process_cpu_user_seconds_total', help: 'Total user CPU time spent in seconds.', type: 'counter', read: () => cpu.user / 1e6 });
+  registry.collect({ name: 'process_cpu_system_seconds_total', help: 'Total system CPU time spent in seconds.', type: 'counter', read: () => cpu.system / 1e6 });
+  registry.collect({ name: 'process_cpu_seconds_total', help: 'Total user and system CPU time spent in seconds.', type: 'counter', read: () => (cpu.user + cpu.system) / 1e6 });
   const started = Math.round(performance.timeOrigin) / 1000;
   registry.collect({ name: 'process_start_time_seconds', help: 'Start time of the process since the Unix epoch, in seconds.', type: 'gauge', read: () => started });
-  registry.collect({ name: 'nodejs_heap_used_bytes', help: 'V8 heap in use, in bytes.', type: 'gauge', read: () => process.memoryUsage().heapUsed });
-  const delay = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS });
-  delay.enable();
-  registry.register({
-    name: 'nodejs_eventloop_delay_seconds',
-    write: () => {
-      const name = 'nodejs_eventloop_delay_seconds';
-      let text = familyHeader(name, 'Event loop delay beyond the monitor resolution since the process started, in seconds.', 'summary');
-      const count = delay.count;
-      // Each sample is the time between two ticks of the monitor's timer: the resolution is not delay.
-      const beyond = (ns: number): number => Math.max(0, ns / 1e9 - EVENT_LOOP_RESOLUTION_MS / 1000);
-      for (const q of DELAY_QUANTILES) {
-        text += `${name}{quantile="${q}"} ${formatValue(count === 0 ? Number.NaN : beyond(delay.percentile(q * 100)))}\n`;
-      }
-      const sum = count === 0 ? 0 : beyond(delay.mean) * count;
-      return `${text}${name}_sum ${formatValue(sum)}\n${name}_count ${count}\n`;
-    },
+  registry.collect({
+    name: 'process_resident_memory_bytes',
+    help: 'Resident memory size in bytes.',
+    type: 'gauge',
+    read: () => statusBytes(status, 'VmRSS') ?? process.memoryUsage.rss(),
   });
+  registry.collect({ name: 'process_virtual_memory_bytes', help: 'Virtual memory size in bytes.', type: 'gauge', read: () => present(statusBytes(status, 'VmSize')) });
+  registry.collect({ name: 'process_heap_bytes', help: 'Process heap size (the data segment) in bytes.', type: 'gauge', read: () => present(statusBytes(status, 'VmData')) });
+  registry.collect({ name: 'process_open_fds', help: 'Number of open file descriptors.', type: 'gauge', read: openFds });
+  // Read once, as prom-client does: Node.js raises the soft limit to the hard one at startup.
+  const max = maxFds();
+  registry.collect({ name: 'process_max_fds', help: 'Maximum number of open file descriptors.', type: 'gauge', read: () => present(max) });
+}
+
+/**
+ * The process and Node.js runtime families, named and typed as prom-client's default metrics so
+ * standard Node.js dashboards read them (docs/contract.md, "Metrics"), plus the build's own info.
+ * Returns what stops the event-loop timer and the GC observer.
+ */
+export function registerProcessMetrics(registry: Registry, build: { version: string }): () => void {
+  registerProcessFamilies(registry);
+  const stopLag = registerEventLoopLag(registry);
+  registerNodeMetrics(registry);
+  const stopGc = registerGcMetrics(registry);
   const info = registry.gauge('book_catalogue_build_info', 'Always 1; the labels name the running version and Node.js.', ['version', 'node']);
   info.labels(build.version, process.version).set(1);
-  return () => delay.disable();
+  return () => {
+    stopLag();
+    stopGc();
+  };
 }

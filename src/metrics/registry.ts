@@ -179,6 +179,7 @@ export interface CollectedOptions {
  */
 export class Registry {
   readonly #families = new Map<string, Family>();
+  readonly #scrapeHooks: (() => void)[] = [];
 
   counter(name: string, help: string, labelNames: readonly string[] = []): Counter {
     checkLabelNames(name, labelNames);
@@ -207,8 +208,18 @@ export class Registry {
     this.#add(family);
   }
 
+  /**
+   * Runs `hook` at the start of every `expose()`, before any family is read: for one reading that
+   * several families share (one `process.memoryUsage()` for three heap figures, so they agree), or
+   * a window of figures that each scrape closes.
+   */
+  onScrape(hook: () => void): void {
+    this.#scrapeHooks.push(hook);
+  }
+
   /** Every family in the text exposition format 0.0.4 (serve with EXPOSITION_CONTENT_TYPE). */
   expose(): string {
+    for (const hook of this.#scrapeHooks) hook();
     let text = '';
     for (const family of this.#families.values()) text += family.write();
     return text;
