@@ -70,7 +70,9 @@ describe('compaction failing: the retained changes draw from the memory budget',
   it('GET /changes from before the kept changes answers 410 with X-Last-Seq, and GET /events a reset; from within the last 10,000 both answer the changes', async () => {
     const disk = noFreeInodes();
     const budget = new MemoryBudget(LIMIT);
-    const app = await startApp({ memoryBudget: budget, storeOptions: { fs: disk.fs, memoryBudget: budget, compaction: { minBytes: 4096, retryMs: 1 } } });
+    // The store's budget is small, to make it drop changes; the streams below are the app's, with a
+    // budget of their own: a resumed stream's backlog of 10,000 changes would not fit in this one.
+    const app = await startApp({ storeOptions: { fs: disk.fs, memoryBudget: budget, compaction: { minBytes: 4096, retryMs: 1 } } });
     try {
       await app.store.create({ title: 'One book', author: 'A', year: 2000 });
       disk.fail();
