@@ -3,9 +3,9 @@ import { ConfigError } from '../faults.ts';
 
 /**
  * Request headers a browser may send: the token, JSON bodies, conditional requests, tracing, and
- * what event-stream clients send on a reconnect: `Last-Event-ID` (an EventSource's own, and every
- * fetch-based client's) and `Cache-Control: no-cache` (what EventSource polyfills add). Without
- * them the browser refuses the reconnect's preflight (docs/contract.md, "Change feed").
+ * what event-stream clients built on fetch send: `Last-Event-ID` to resume, `Cache-Control:
+ * no-cache` (EventSource polyfills). Without them the browser refuses the preflight of every
+ * resume from another origin (docs/contract.md, "Cross-origin requests").
  */
 const ALLOW_HEADERS = 'Authorization, Cache-Control, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Request-Id';
 /**
