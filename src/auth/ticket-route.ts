@@ -42,7 +42,7 @@ export const TICKET_ROUTE = defineRoute({
     tags: ['events'],
     security: PROTECTED,
     responses: {
-      '200': answer(200, [ANSWERS.ticketGenerated.message], ref('EventTicket')),
+      '200': answer(200, [ANSWERS.ok.message], ref('EventTicket')),
       '401': UNAUTHORIZED,
       ...TRANSPORT,
     },
@@ -50,7 +50,7 @@ export const TICKET_ROUTE = defineRoute({
   handler({ tickets }: TicketRouteDeps) {
     return ({ req }): Reply => {
       const exp = tokenExpiry(req);
-      return envelopeReply(ANSWERS.ticketGenerated, `{"ticket":${JSON.stringify(issueTicket(tickets, exp))},"exp":${exp}}`);
+      return envelopeReply(ANSWERS.ok, `{"ticket":${JSON.stringify(issueTicket(tickets, exp))},"exp":${exp}}`);
     };
   },
 });

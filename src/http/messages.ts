@@ -5,7 +5,6 @@
  */
 export const ANSWERS = {
   tokenGenerated: { status: 200, message: 'Token generated successfully' },
-  ticketGenerated: { status: 200, message: 'Ticket generated successfully' },
   bookCreated: { status: 201, message: 'Book created successfully' },
   booksRetrieved: { status: 200, message: 'Books retrieved successfully' },
   bookRetrieved: { status: 200, message: 'Book retrieved successfully' },
