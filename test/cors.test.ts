@@ -46,10 +46,24 @@ describe('CORS_ORIGINS enables CORS for the listed origins', () => {
     assert.equal(res.headers.get('access-control-allow-origin'), ALLOWED);
     assert.equal(res.headers.get('access-control-allow-methods'), 'DELETE, GET, HEAD, OPTIONS, PUT');
     assert.equal(res.headers.get('allow'), 'DELETE, GET, HEAD, OPTIONS, PUT');
-    assert.equal(res.headers.get('access-control-allow-headers'), 'Authorization, Content-Type, If-Match, If-None-Match, X-Request-Id');
+    assert.equal(res.headers.get('access-control-allow-headers'), 'Authorization, Cache-Control, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Request-Id');
     assert.equal(res.headers.get('access-control-max-age'), '600');
     assert.match(res.headers.get('vary') ?? '', /^Origin, Access-Control-Request-Method/);
     assert.equal(res.headers.get('access-control-allow-credentials'), null, 'the token travels in a header, not a cookie');
+  });
+
+  it('a preflight for GET /events allows what event-stream clients send when they resume; WWW-Authenticate and Allow are readable', async () => {
+    const res = await app.request('OPTIONS', '/events', {
+      auth: false,
+      headers: { origin: ALLOWED, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization, cache-control, last-event-id' },
+    });
+    assert.equal(res.status, 200);
+    const allowed = (res.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(', ');
+    for (const header of ['authorization', 'cache-control', 'if-none-match', 'last-event-id']) assert.ok(allowed.includes(header), header);
+    const refused = await app.request('GET', '/events', { auth: false, headers: { origin: ALLOWED } });
+    assert.equal(refused.status, 401);
+    const exposed = (refused.headers.get('access-control-expose-headers') ?? '').split(', ');
+    for (const header of ['WWW-Authenticate', 'Allow']) assert.ok(exposed.includes(header), header);
   });
 
   it('the preflight lists the methods of the path it asks about', async () => {
@@ -85,7 +99,7 @@ describe('CORS_ORIGINS enables CORS for the listed origins', () => {
     const created = await app.request('POST', '/book', { body: { title: 'T', author: 'A', year: 1 }, headers: { origin: 'http://localhost:5173' } });
     assert.equal(created.status, 201);
     assert.equal(created.headers.get('access-control-allow-origin'), 'http://localhost:5173');
-    assert.equal(created.headers.get('access-control-expose-headers'), 'Allow, ETag, Link, Location, Retry-After, X-Last-Seq, X-Request-Id, X-Total-Count');
+    assert.equal(created.headers.get('access-control-expose-headers'), 'Allow, ETag, Link, Location, Retry-After, WWW-Authenticate, X-Last-Seq, X-Request-Id, X-Total-Count');
     assert.equal(created.headers.get('vary'), 'Origin');
   });
 

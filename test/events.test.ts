@@ -32,7 +32,7 @@ describe('GET /events', () => {
     try {
       assert.equal(stream.status, 200);
       assert.equal(stream.headers.get('content-type'), 'text/event-stream; charset=utf-8');
-      assert.equal(stream.headers.get('cache-control'), 'no-store');
+      assert.equal(stream.headers.get('cache-control'), 'no-store, no-transform');
       await app.request('POST', '/book', { body: book('Live') });
       await app.request('PUT', '/book/1', { body: { year: 1999 } });
       await app.request('DELETE', '/book/1');

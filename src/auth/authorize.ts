@@ -1,9 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import { trimOws } from '../http/header-value.ts';
 import { ANSWERS } from '../http/messages.ts';
+import { queryOf } from '../http/query-params.ts';
 import { encodedReply } from '../http/respond.ts';
 import type { Reply, RequestContext } from '../http/route.ts';
 import type { Logger } from '../log.ts';
+import { ticketExpiry, verifyTicket, type TicketKeys } from './event-ticket.ts';
 import { TokenError, verifyToken, type TokenFailure } from './jwt.ts';
 import type { SigningKeys } from './keys.ts';
 import { TokenCache } from './token-cache.ts';
@@ -22,6 +24,16 @@ function tokenFrom(header: string | undefined): string {
 }
 
 /**
+ * The `ticket` query parameter (docs/contract.md, "Event tickets"); '' when absent or empty. Two of
+ * them are refused as a token would be: which one would count?
+ */
+function ticketFrom(url: string): string {
+  const tickets = queryOf(url).getAll('ticket');
+  if (tickets.length > 1) throw new TokenError('malformed');
+  return tickets[0] ?? '';
+}
+
+/**
  * RFC 9110 §11.6.1: a 401 MUST carry a challenge. The service takes Bearer tokens (RFC 6750 §3);
  * `error="invalid_token"` when a token was sent and refused.
  */
@@ -33,15 +45,19 @@ const INVALID_TOKEN = encodedReply(ANSWERS.invalidToken, 'null', { 'www-authenti
 
 export interface AuthorizerOptions {
   keys: SigningKeys;
+  tickets: TicketKeys;
   nowSeconds: () => number;
   logger: Logger;
   /** Told why each 401 was given (metrics): no token at all, or the verifier's reason. */
   onRejected?: ((reason: TokenFailure | 'missing') => void) | undefined;
 }
 
-/** undefined when the request may proceed, otherwise its 401 (a reply, not a throw: this is the hot path). */
+/**
+ * undefined when the request may proceed, otherwise its 401 (a reply, not a throw: this is the hot
+ * path). `acceptsTicket`: the route takes an event ticket in place of a missing token.
+ */
 export interface Authorizer {
-  (ctx: RequestContext): Reply | undefined;
+  (ctx: RequestContext, acceptsTicket: boolean): Reply | undefined;
   /**
    * Whether the request carries a token that verifies now, whatever its route; nothing is logged or
    * counted. For the transport, which lets only such requests be pipelined (SECURITY.md, "Limits").
@@ -50,20 +66,24 @@ export interface Authorizer {
 }
 
 /** The check for protected routes (docs/contract.md, "Authentication"), with verified tokens cached until they expire. */
-export function createAuthorizer({ keys, nowSeconds, logger, onRejected }: AuthorizerOptions): Authorizer {
+export function createAuthorizer({ keys, tickets, nowSeconds, logger, onRejected }: AuthorizerOptions): Authorizer {
   const tokens = new TokenCache((token, at) => verifyToken(token, keys.verifying, at));
-  const authorize = (({ req, reqId }) => {
+  const authorize = (({ req, reqId }, acceptsTicket) => {
     const token = tokenFrom(req.headers.authorization);
-    if (token === '') {
-      onRejected?.('missing');
-      return TOKEN_REQUIRED;
-    }
     try {
-      tokens.check(token, nowSeconds());
+      if (token !== '') tokens.check(token, nowSeconds());
+      else {
+        const ticket = acceptsTicket ? ticketFrom(req.url as string) : '';
+        if (ticket === '') {
+          onRejected?.('missing');
+          return TOKEN_REQUIRED;
+        }
+        verifyTicket(ticket, tickets, nowSeconds());
+      }
       return undefined;
     } catch (err) {
       if (err instanceof TokenError) {
-        logger.debug('token rejected', { reqId, reason: err.reason });
+        logger.debug('token rejected', { reqId, reason: err.reason, ...(token === '' && { credential: 'ticket' }) });
         onRejected?.(err.reason);
         return INVALID_TOKEN;
       }
@@ -85,10 +105,13 @@ export function createAuthorizer({ keys, nowSeconds, logger, onRejected }: Autho
 }
 
 /**
- * The `exp` claim of a request's token, read without verifying it again: only for a request the
- * authorizer has already let through (GET /events ends its stream then).
+ * The `exp` claim of a request's token, or of its event ticket when it came without one, read
+ * without verifying it again: only for a request the authorizer has already let through (GET
+ * /events ends its stream then; POST /events/ticket gives its ticket the same end).
  */
 export function tokenExpiry(req: IncomingMessage): number {
-  const payload = tokenFrom(req.headers.authorization).split('.')[1] as string;
+  const token = tokenFrom(req.headers.authorization);
+  if (token === '') return ticketExpiry(ticketFrom(req.url as string));
+  const payload = token.split('.')[1] as string;
   return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp: number }).exp;
 }

@@ -27,6 +27,7 @@ export const EVENTS_ROUTE = defineRoute({
   pathName: 'events',
   auth: true,
   stream: true,
+  ticket: true,
   operation: {
     operationId: 'streamEvents',
     summary: 'The change feed as Server-Sent Events: the one streamed answer, not an envelope',
@@ -37,9 +38,11 @@ export const EVENTS_ROUTE = defineRoute({
       '`event: reset` frame (`id` and `data`: the current seq), then live changes: reload the books. `: heartbeat` ' +
       "comments every 15 s. At the token's exp: `event: expired` (data: the last seq sent), then the stream ends: " +
       'sign in again and resume. Streams end when the service drains; a client that does not read is cut off. ' +
-      'Errors before the stream starts are envelopes.',
+      'Each stream starts with `retry:` (ms), the time a browser waits before it reconnects. Errors before the stream ' +
+      'starts are envelopes. A browser\'s EventSource, which cannot send Authorization, passes `?ticket=` from ' +
+      'POST /events/ticket instead.',
     tags: ['events'],
-    security: PROTECTED,
+    security: [...PROTECTED, { eventTicket: [] }],
     parameters: [
       sinceParameter('every retained change after it first, then live ones (without it or Last-Event-ID: live changes only)'),
       {

@@ -48,18 +48,24 @@ export function expiredFrame(seq: number): string {
 export const HEARTBEAT = ': heartbeat\n\n';
 
 /**
- * The head of a stream: the headers every answer carries, but `text/event-stream` and no length.
- * `Connection: close`: the connection ends with the stream, so a drain or an expiry frees it at
- * once. `X-Accel-Buffering: no` asks nginx-style proxies not to hold frames back.
+ * The head of a stream and its first bytes: the headers every answer carries, but
+ * `text/event-stream` and no length. `Cache-Control: no-transform` keeps proxies that rewrite or
+ * compress answers from holding frames back. `Referrer-Policy: no-referrer`: a stream opened with an
+ * event ticket in its URL (docs/contract.md, "Change feed") names it nowhere else. `Connection: close`:
+ * the connection ends with the stream, so a drain or an expiry frees it at once.
+ * `X-Accel-Buffering: no` asks nginx-style proxies not to hold frames back. Then `retry:`, the
+ * reconnection time (WHATWG HTML, "Server-sent events"), which also flushes the head.
  */
-export function writeEventStreamHead(res: ServerResponse, requestId: string, extraHeaders: Readonly<Record<string, string>> | undefined): void {
+export function writeEventStreamHead(res: ServerResponse, requestId: string, extraHeaders: Readonly<Record<string, string>> | undefined, retryMs: number): void {
   const headers: string[] = [
     'content-type',
     'text/event-stream; charset=utf-8',
     'cache-control',
-    'no-store',
+    'no-store, no-transform',
     'x-content-type-options',
     'nosniff',
+    'referrer-policy',
+    'no-referrer',
     'x-accel-buffering',
     'no',
     'x-request-id',
@@ -70,5 +76,16 @@ export function writeEventStreamHead(res: ServerResponse, requestId: string, ext
   }
   headers.push('connection', 'close');
   res.writeHead(200, headers);
-  res.flushHeaders();
+  // An answer to HEAD has no body: Node sends its head at `end()` and ignores this write.
+  res.write(retryField(retryMs));
+}
+
+/**
+ * A browser's EventSource waits this long before it reconnects (3 s in Chromium when no `retry:`
+ * came). A reconnect that meets a proxy's 502 while the service restarts is never tried again
+ * (WHATWG HTML: only a network error is retried), so the time must outlast a restart: see
+ * EVENT_STREAM_DEFAULTS.retryMs.
+ */
+function retryField(ms: number): string {
+  return `retry: ${ms}\n\n`;
 }

@@ -37,9 +37,16 @@ export interface EventStreamOptions {
    * (default 35, so that with the send itself a change reaches 200 streams within ~40 ms at p99).
    */
   maxCoalesceMs: number;
+  /**
+   * The `retry:` each stream starts with: how long a browser's EventSource waits before it
+   * reconnects. Default 15 s: a restart ends every stream as its drain starts, and the drain may
+   * last 10 s before the process exits and the next one starts (docs/contract.md, "Change feed").
+   * A reconnect that comes sooner meets a proxy's 502, and closes an EventSource for good.
+   */
+  retryMs: number;
 }
 
-export const EVENT_STREAM_DEFAULTS: EventStreamOptions = { maxStreams: 256, maxStreamsPerAddress: 16, heartbeatMs: 15_000, maxUnsentBytes: 1 << 20, coalesceMs: 5, maxCoalesceMs: 35 };
+export const EVENT_STREAM_DEFAULTS: EventStreamOptions = { maxStreams: 256, maxStreamsPerAddress: 16, heartbeatMs: 15_000, maxUnsentBytes: 1 << 20, coalesceMs: 5, maxCoalesceMs: 35, retryMs: 15_000 };
 
 /**
  * The coalescing window is at least this many times the last send's duration: sends then take at
@@ -122,7 +129,7 @@ export class StreamRegistry {
    * with `event: expired` at `expSeconds` (the token's exp) by the app's clock.
    */
   open(req: IncomingMessage, res: ServerResponse, reqId: string, headers: Readonly<Record<string, string>> | undefined, since: number | undefined, expSeconds: number): void {
-    writeEventStreamHead(res, reqId, headers);
+    writeEventStreamHead(res, reqId, headers, this.#options.retryMs);
     if (req.method === 'HEAD') {
       res.end();
       return;

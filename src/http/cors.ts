@@ -1,10 +1,18 @@
 import type { IncomingMessage } from 'node:http';
 import { ConfigError } from '../faults.ts';
 
-/** Request headers a browser may send: the token, JSON bodies, conditional requests, tracing. */
-const ALLOW_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match, X-Request-Id';
-/** Response headers a page may read beyond the CORS-safelisted ones. */
-const EXPOSE_HEADERS = 'Allow, ETag, Link, Location, Retry-After, X-Last-Seq, X-Request-Id, X-Total-Count';
+/**
+ * Request headers a browser may send: the token, JSON bodies, conditional requests, tracing, and
+ * what event-stream clients built on fetch send: `Last-Event-ID` to resume, `Cache-Control:
+ * no-cache` (EventSource polyfills). Without them the browser refuses the preflight of every
+ * resume from another origin (docs/contract.md, "Cross-origin requests").
+ */
+const ALLOW_HEADERS = 'Authorization, Cache-Control, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Request-Id';
+/**
+ * Response headers a page may read beyond the CORS-safelisted ones: `WWW-Authenticate` says why a
+ * 401 came (expired or refused token), `Allow` what a 405'd path takes.
+ */
+const EXPOSE_HEADERS = 'Allow, ETag, Link, Location, Retry-After, WWW-Authenticate, X-Last-Seq, X-Request-Id, X-Total-Count';
 /** Seconds a browser may reuse a preflight answer. */
 const PREFLIGHT_MAX_AGE = '600';
 

@@ -97,7 +97,7 @@ export interface SecurityScheme {
   readonly type: 'apiKey' | 'http';
   readonly description: string;
   readonly name?: string;
-  readonly in?: 'header';
+  readonly in?: 'header' | 'query';
   readonly scheme?: 'bearer';
   readonly bearerFormat?: string;
 }

@@ -88,6 +88,11 @@ export interface Route<Deps = unknown> {
    * so preconditions neither apply (see the reply writer) nor are documented.
    */
   readonly stream?: true;
+  /**
+   * GET /events alone: a request without a token may carry an event ticket in the query instead,
+   * since a browser's EventSource cannot send headers (docs/contract.md, "Event tickets").
+   */
+  readonly ticket?: true;
   readonly operation: Operation;
   handler(deps: Deps): Handler;
 }
@@ -99,6 +104,7 @@ export function defineRoute<const P extends string, Deps>(route: {
   readonly pathName?: string;
   readonly auth: boolean;
   readonly stream?: true;
+  readonly ticket?: true;
   readonly operation: Operation;
   handler(deps: Deps): Handler<ParamsOf<P>>;
 }): Route<Deps> {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createAuthorizer, tokenExpiry } from '../auth/authorize.ts';
+import { ticketKeys } from '../auth/event-ticket.ts';
 import { signingKeys } from '../auth/keys.ts';
 import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
 import { BookIdsExhaustedError, PreconditionFailedError } from '../faults.ts';
@@ -57,7 +58,7 @@ export interface AppOptions {
    * against the request's URL, so `</books?…>` would lead out of the mount).
    */
   mountPath?: string;
-  /** Limits of GET /events: open streams, heartbeat interval, a non-reading client's bound. */
+  /** Limits of GET /events: open streams, heartbeat interval, a non-reading client's bound, the `retry:` sent. */
   eventStreams?: Partial<EventStreamOptions>;
   /** Where requests, logins, token refusals and connections are counted (see `createMetrics`); default: nowhere. */
   metrics?: CatalogueMetrics;
@@ -95,6 +96,8 @@ interface BoundRoute {
   readonly method: (typeof ROUTE_TABLE)[number]['method'];
   readonly pattern: string;
   readonly auth: boolean;
+  /** The route takes an event ticket in place of a missing token (Route.ticket). */
+  readonly ticket: boolean;
   readonly handle: Handler;
 }
 
@@ -138,6 +141,7 @@ export function createApp(options: AppOptions): App {
   const now = options.now ?? Date.now;
   const nowSeconds = (): number => Math.floor(now() / 1000);
   const keys = signingKeys(options.secret, options.previousSecret);
+  const tickets = ticketKeys(keys);
   const { store } = options;
   const memoryBudget = options.memoryBudget ?? new MemoryBudget(DEFAULT_MEMORY_BUDGET_BYTES);
   options.metrics?.watchMemoryBudget(memoryBudget);
@@ -150,6 +154,7 @@ export function createApp(options: AppOptions): App {
     username: options.username,
     password: options.password,
     keys,
+    tickets,
     loginMaxFailures: options.loginMaxFailures ?? DEFAULT_LOGIN_MAX_FAILURES,
     now,
     logger,
@@ -163,12 +168,12 @@ export function createApp(options: AppOptions): App {
   const table = options.ui === true ? [...ROUTE_TABLE, ...uiRoutes(loadUiAssets())] : ROUTE_TABLE;
   const cors = createCors(options.corsOrigins ?? []);
   const router = new Router<BoundRoute>(
-    table.map((r) => ({ method: r.method, pattern: r.pattern, auth: r.auth, handle: r.handler(deps) })),
+    table.map((r) => ({ method: r.method, pattern: r.pattern, auth: r.auth, ticket: r.ticket === true, handle: r.handler(deps) })),
     cors === undefined ? [] : ['OPTIONS'],
   );
   // RFC 9110 §9.3.7: `OPTIONS *` asks about the server as a whole (docs/contract.md, "Paths and ids").
   const serverOptions = envelopeReply(ANSWERS.ok, 'null', { allow: router.allowAnywhere('OPTIONS') });
-  const authorize = createAuthorizer({ keys, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });
+  const authorize = createAuthorizer({ keys, tickets, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });
   const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining, answerFault, requests: options.metrics?.requests });
 
   const app = ((req: IncomingMessage, res: ServerResponse): void => {
@@ -192,7 +197,7 @@ export function createApp(options: AppOptions): App {
         return send(ctx, cors !== undefined && req.method === 'OPTIONS' ? optionsAnswer(cors, req, match.allow) : methodNotAllowed(match.allow));
       }
       const route = match.route;
-      const refused = route.auth ? authorize(ctx) : undefined;
+      const refused = route.auth ? authorize(ctx, route.ticket) : undefined;
       if (refused !== undefined) return send(ctx, refused);
       const result = route.handle(ctx);
       if (result instanceof Promise) result.then((reply) => send(ctx, reply)).catch((err: unknown) => fail(ctx, err));

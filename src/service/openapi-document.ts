@@ -1,3 +1,4 @@
+import { TICKET_SCHEMAS } from '../auth/ticket-route.ts';
 import { TOKEN_SCHEMAS } from '../auth/token-route.ts';
 import { BOOK_SCHEMAS } from '../books/book-routes.ts';
 import { CHANGE_SCHEMAS } from '../events/changes-route.ts';
@@ -43,7 +44,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
   servers: [{ url: DEFAULT_SERVER_URL, description: 'Where this document is served from: the catalogue\'s own base URL.' }],
   paths: pathsOf(ROUTE_TABLE),
   components: {
-    schemas: { ...BOOK_SCHEMAS, ...CHANGE_SCHEMAS, ...TOKEN_SCHEMAS, ...OPENAPI_SCHEMAS },
+    schemas: { ...BOOK_SCHEMAS, ...CHANGE_SCHEMAS, ...TOKEN_SCHEMAS, ...TICKET_SCHEMAS, ...OPENAPI_SCHEMAS },
     responses: {
       NotFound: { ...answer(404, [ANSWERS.notFound.message]), description: 'Not found: the path is not one the service serves (checked first, before method, token and body).' },
       MethodNotAllowed: answer(405, [ANSWERS.methodNotAllowed.message], NULL, {
@@ -54,6 +55,12 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     securitySchemes: {
       rawToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The token itself, no scheme prefix (docs/contract.md, "Authentication").' },
       bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: '`Bearer <token>`, scheme in any case.' },
+      eventTicket: {
+        type: 'apiKey',
+        in: 'query',
+        name: 'ticket',
+        description: 'GET /events only, when no Authorization header is sent: a ticket from POST /events/ticket (docs/contract.md, "Event tickets").',
+      },
     },
   },
 };

@@ -62,6 +62,8 @@ export interface TestResponse {
 export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'logger'>> {
   /** Reuse an existing data directory (for restart tests). */
   dataDir?: string;
+  /** Listen on this port (a restart on the port the clients know); default: an ephemeral one. */
+  port?: number;
   logLevel?: LogLevel;
   /** Passed to openStore (a failing file layer, compaction sizes); with `metrics`, its observer is added. */
   storeOptions?: Omit<StoreOptions, 'logger'>;
@@ -73,7 +75,7 @@ export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'log
 
 /** Starts the service in-process on an ephemeral port with its own temporary data directory. */
 export async function startApp(options: StartOptions = {}): Promise<TestApp> {
-  const { dataDir: givenDir, logLevel = 'debug', storeOptions, catalogue, wrapStore, ...appOptions } = options;
+  const { dataDir: givenDir, port = 0, logLevel = 'debug', storeOptions, catalogue, wrapStore, ...appOptions } = options;
   const dataDir = givenDir ?? (await tempDir('book-catalogue-test-'));
   if (catalogue !== undefined) await writeCatalogue(dataDir, catalogue);
   const logs: string[] = [];
@@ -88,7 +90,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     store: wrapStore?.(store) ?? store,
     logger,
   });
-  const address = await listen(server, 0, '127.0.0.1');
+  const address = await listen(server, port, '127.0.0.1');
   const url = `http://127.0.0.1:${address.port}`;
   const token = (): string => signToken(TEST_USER, typeof secret === 'string' ? Buffer.from(secret) : secret, Date.now() / 1000);
   return {

@@ -9,8 +9,10 @@ export interface SseFrame {
 export interface EventsClient {
   status: number;
   headers: Headers;
-  /** Every frame received so far. */
+  /** Every frame received so far, but the `retry:` the stream starts with. */
   frames: SseFrame[];
+  /** The value of the last `retry:` field received (a block holding it alone dispatches nothing, as in EventSource). */
+  retry?: string;
   /** The body text when the answer is not a stream (an envelope). */
   text: string;
   /** Resolves once `predicate` holds for the frames received (checked on each arrival). */
@@ -73,8 +75,11 @@ export async function openEvents(url: string, headers: Record<string, string>): 
         buffer += decoder.decode(chunk, { stream: true });
         let end;
         while ((end = buffer.indexOf('\n\n')) !== -1) {
-          frames.push(parseFrame(buffer.slice(0, end)));
+          const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
+          const retry = /^retry: (.*)$/.exec(block);
+          if (retry === null) frames.push(parseFrame(block));
+          else client.retry = retry[1] as string;
         }
         for (const check of [...waiters]) check();
       }
