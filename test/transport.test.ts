@@ -183,6 +183,7 @@ describe('the limits are set explicitly', () => {
       maxConnections: 1024,
       sendTimeoutMs: 30_000,
       maxPipelinedRequests: 16,
+      minStreamBytesPerSecond: 64 * 1024,
     });
   });
 

@@ -4,6 +4,7 @@ import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../ht
 import type { Parameter } from '../http/openapi-types.ts';
 import { encodedReply, envelopeReply } from '../http/respond.ts';
 import { defineRoute, type EnvelopeReply, type Reply } from '../http/route.ts';
+import type { MemoryBudget } from '../memory/budget.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
 import type { BookStore } from '../store/book-store.ts';
 import { listBody } from './list-body.ts';
@@ -16,6 +17,15 @@ import { BOOK_START, search } from './search.ts';
  * whole. 64 KiB is one streamed piece: below it, streaming buys nothing and costs per answer.
  */
 const ENCODED_LIST_BYTES = 1 << 16;
+
+/** What GET /books needs besides the store (ServiceDeps). */
+export interface ListRouteDeps {
+  readonly store: BookStore;
+  /** What `Link` targets start with (BookRouteDeps). */
+  readonly linkBase: string;
+  /** What a full list being sent, or a search, is charged to for the superseded pages it holds. */
+  readonly memoryBudget: MemoryBudget;
+}
 
 const QUERY_RULE = 'A parameter given twice, or a value outside its rule, is 400 `Invalid query`.';
 const LIST_QUERY: readonly Parameter[] = [
@@ -69,18 +79,21 @@ export const LIST_BOOKS = defineRoute({
       ...TRANSPORT,
     },
   },
-  handler({ store, linkBase }: { readonly store: BookStore; readonly linkBase: string }) {
-    let listed: { snapshot: ListSnapshot; reply: Reply } | undefined;
+  handler({ store, linkBase, memoryBudget }: ListRouteDeps) {
+    // One reply per committed state, for as long as something holds that state (the store until the
+    // next write, the answers sending it): a cache of its own would keep a superseded state whole.
+    const listed = new WeakMap<ListSnapshot, Reply>();
     const everyBook = (snapshot: ListSnapshot): Reply => {
-      if (listed?.snapshot !== snapshot) {
+      let reply = listed.get(snapshot);
+      if (reply === undefined) {
         const { status, message } = ANSWERS.booksRetrieved;
-        const reply: Reply =
+        reply =
           snapshot.bytes <= ENCODED_LIST_BYTES
             ? encodedReply(ANSWERS.booksRetrieved, `[${snapshot.pages.map((page) => page.text).join(',')}]`)
-            : { status, message, data: '', body: listBody(ANSWERS.booksRetrieved, snapshot) };
-        listed = { snapshot, reply };
+            : { status, message, data: '', body: listBody(ANSWERS.booksRetrieved, snapshot, memoryBudget) };
+        listed.set(snapshot, reply);
       }
-      return listed.reply;
+      return reply;
     };
     return ({ req }): Reply | Promise<Reply> => {
       const query = parseListQuery(req.url as string);
@@ -91,7 +104,7 @@ export const LIST_BOOKS = defineRoute({
         return pageReply(linkBase, query, books, more, store.size);
       }
       const abandoned = (): boolean => req.socket.destroyed;
-      return store.listSnapshot().then((snapshot) => search(snapshot, { q, after, limit, abandoned })).then((found) => {
+      return store.listSnapshot().then((snapshot) => search(snapshot, { q, after, limit, abandoned, budget: memoryBudget })).then((found) => {
         if (found === undefined) throw new ClientAbortedError();
         return pageReply(linkBase, query, found.books, found.more, found.total);
       });

@@ -4,6 +4,12 @@
  * `headersTimeoutMs`, an idle keep-alive one after `keepAliveTimeoutMs`, one whose answer makes no
  * progress (a client that stopped reading) after `sendTimeoutMs`, and one with more than
  * `maxPipelinedRequests` requests waiting for their answers at once (SECURITY.md).
+ *
+ * `minStreamBytesPerSecond` is the progress floor of a streamed answer (GET /books in full): one
+ * that falls more than `sendTimeoutMs` behind that rate is cut, so a reader that takes a little
+ * now and then cannot hold its connection, and the committed state it reads, for as long as it
+ * likes. 64 KiB/s (512 kbit/s) reads a 100 MB list (1M books) in 27 minutes; a client slower than
+ * that pages with `limit`/`after`, whose answers are small (SECURITY.md, "Limits").
  */
 export const TRANSPORT_LIMITS = {
   headersTimeoutMs: 10_000,
@@ -14,6 +20,7 @@ export const TRANSPORT_LIMITS = {
   maxConnections: 1024,
   sendTimeoutMs: 30_000,
   maxPipelinedRequests: 16,
+  minStreamBytesPerSecond: 64 * 1024,
 } as const;
 
 /** TRANSPORT_LIMITS with every value overridable (ServerOptions.limits). */

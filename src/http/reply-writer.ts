@@ -3,8 +3,9 @@ import { ClientAbortedError } from './body.ts';
 import type { Cors } from './cors.ts';
 import { ANSWERS, HttpError } from './messages.ts';
 import { pathOf, unreadBodyForcesClose } from './request.ts';
-import { envelopeReply, writeEnvelope, writeJson } from './respond.ts';
+import { envelopeReply, writeEnvelope, writeJson, writeStreamedJson } from './respond.ts';
 import type { Reply, RequestContext } from './route.ts';
+import type { ProgressFloor } from './stream-body.ts';
 
 /** The route of a request no route matched: a metric label is never the raw path (unbounded, holds ids). */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -32,13 +33,31 @@ export interface ReplyWriterOptions {
   answerFault: (err: unknown) => Reply | undefined;
   /** undefined: no request metrics. */
   requests: RequestRecorder | undefined;
+  /** What a streamed answer (GET /books in full) must keep up with. */
+  floor: ProgressFloor;
 }
 
 /** How an app turns replies and failures into answers and request log lines, built once per app. */
-export function createReplyWriter({ logger, cors, isDraining, answerFault, requests }: ReplyWriterOptions): { send: SendReply; fail: SendFailure } {
+export function createReplyWriter({ logger, cors, isDraining, answerFault, requests, floor }: ReplyWriterOptions): { send: SendReply; fail: SendFailure } {
   const logRequests = logger.isEnabled('info');
+  const streaming = { floor, logger };
 
-  const send: SendReply = ({ req, res, reqId, start, route }, reply) => {
+  /**
+   * Counts and logs an answer once it is written: at once for an answer written whole, at its
+   * end for a streamed one (its last byte handed to the socket, or the cut, which the line says).
+   */
+  const answered = ({ req, reqId, start, route }: RequestContext, status: number, cut: boolean): void => {
+    const ms = performance.now() - start;
+    if (requests !== undefined) requests.record(req.method as string, route, status, ms / 1000);
+    if (logRequests) {
+      const fields: Record<string, unknown> = { reqId, method: req.method, path: pathOf(req.url as string), statusCode: status, responseTime: Math.round(ms * 1000) / 1000 };
+      if (cut) fields.incomplete = true;
+      logger.info('request', fields);
+    }
+  };
+
+  const send: SendReply = (ctx, reply) => {
+    const { req, res, reqId } = ctx;
     let headers = reply.headers;
     // Object.assign, not spreads: see envelopeReply (Node 20 gives each `{ ...a, ...b }` a hidden class of its own).
     if (cors !== undefined) headers = Object.assign({}, cors.responseHeaders(req.headers.origin), headers);
@@ -46,18 +65,14 @@ export function createReplyWriter({ logger, cors, isDraining, answerFault, reque
     if (isDraining() || req.headers.upgrade !== undefined || unreadBodyForcesClose(req)) headers = Object.assign({}, headers, CLOSE);
     if ('stream' in reply) reply.stream(headers);
     else if (reply.message === undefined) writeJson(res, reqId, reply.status, reply.body, headers);
-    else if (reply.body !== undefined) writeJson(res, reqId, reply.status, reply.body, headers);
-    else writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
-    if (requests !== undefined) requests.record(req.method as string, route, reply.status, (performance.now() - start) / 1000);
-    if (logRequests) {
-      logger.info('request', {
-        reqId,
-        method: req.method,
-        path: pathOf(req.url as string),
-        statusCode: reply.status,
-        responseTime: Math.round((performance.now() - start) * 1000) / 1000,
-      });
+    else if (reply.body === undefined) writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
+    else if (Buffer.isBuffer(reply.body)) writeJson(res, reqId, reply.status, reply.body, headers);
+    else {
+      const { status } = reply;
+      writeStreamedJson(res, reqId, status, reply.body, headers, streaming, (finished) => answered(ctx, status, !finished));
+      return;
     }
+    answered(ctx, reply.status, false);
   };
 
   const fail: SendFailure = (ctx, err) => {

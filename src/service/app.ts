@@ -4,6 +4,7 @@ import { signingKeys } from '../auth/keys.ts';
 import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
 import { PreconditionFailedError } from '../faults.ts';
 import { createCors } from '../http/cors.ts';
+import { TRANSPORT_LIMITS, type TransportLimits } from '../http/limits.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { createReplyWriter, UNMATCHED_ROUTE } from '../http/reply-writer.ts';
 import { malformedRequest, pathOf, requestIdFrom } from '../http/request.ts';
@@ -59,6 +60,12 @@ export interface AppOptions {
    * same one to `openStore`. Default: a budget of its own of DEFAULT_MEMORY_BUDGET_BYTES.
    */
   memoryBudget?: MemoryBudget;
+  /**
+   * Overrides of TRANSPORT_LIMITS. The app enforces one of them itself, wherever it is mounted: the
+   * progress floor of a streamed answer (`minStreamBytesPerSecond`, with `sendTimeoutMs` as the lag
+   * allowed; docs/contract.md, "Transport"). createServer hands the same limits to its transport.
+   */
+  limits?: Partial<TransportLimits>;
 }
 
 /** A `(req, res)` handler for any `node:http` or `node:https` server. */
@@ -134,13 +141,16 @@ export function createApp(options: AppOptions): App {
     isDraining: () => app.draining,
     openApiDocument: documentMountedAt(options.mountPath),
     linkBase: options.mountPath?.replace(/\/+$/, '') ?? '',
+    memoryBudget,
   };
   // The page's routes come after the API's: they add nothing to the cost of matching the others.
   const table = options.ui === true ? [...ROUTE_TABLE, ...uiRoutes(loadUiAssets())] : ROUTE_TABLE;
   const router = new Router<BoundRoute>(table.map((r) => ({ method: r.method, pattern: r.pattern, auth: r.auth, handle: r.handler(deps) })));
   const authorize = createAuthorizer({ keys, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });
   const cors = createCors(options.corsOrigins ?? []);
-  const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining, answerFault, requests: options.metrics?.requests });
+  const limits = { ...TRANSPORT_LIMITS, ...options.limits };
+  const floor = { minBytesPerSecond: limits.minStreamBytesPerSecond, graceMs: limits.sendTimeoutMs };
+  const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining, answerFault, requests: options.metrics?.requests, floor });
 
   const app = ((req: IncomingMessage, res: ServerResponse): void => {
     const match = router.match(req.method as string, pathOf(req.url as string));

@@ -2,12 +2,13 @@ import { TOKEN_ROUTE, type TokenRouteDeps } from '../auth/token-route.ts';
 import { BOOK_ROUTES, type BookRouteDeps } from '../books/book-routes.ts';
 import { CHANGES_ROUTE } from '../events/changes-route.ts';
 import { EVENTS_ROUTE, type EventsRouteDeps } from '../events/events-route.ts';
+import type { ListRouteDeps } from '../books/list-route.ts';
 import type { Route } from '../http/route.ts';
 import { HEALTH_ROUTE, READINESS_ROUTE, type HealthRouteDeps } from './health-route.ts';
 import { OPENAPI_ROUTE, type OpenApiRouteDeps } from './openapi-route.ts';
 
 /** Everything the routes need, built once per app by createApp. */
-export interface ServiceDeps extends TokenRouteDeps, BookRouteDeps, HealthRouteDeps, OpenApiRouteDeps, EventsRouteDeps {}
+export interface ServiceDeps extends TokenRouteDeps, BookRouteDeps, ListRouteDeps, HealthRouteDeps, OpenApiRouteDeps, EventsRouteDeps {}
 
 /**
  * Every route of the service, in the order the OpenAPI document lists them. A capability adds its
