@@ -64,8 +64,9 @@ export async function search(snapshot: ListSnapshot, options: SearchOptions): Pr
           shed = true;
         });
   let turnStart = performance.now();
-  /** Yields the event loop once this turn has used its slice; false when the client went away or the budget shed the scan. */
+  /** Yields the event loop once this turn has used its slice; false when the client went away, or at once when the budget shed the scan. */
   const goOn = async (): Promise<boolean> => {
+    if (shed) return false;
     if (performance.now() - turnStart <= SLICE_MS) return true;
     await new Promise((resolve) => setImmediate(resolve));
     turnStart = performance.now();
