@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -107,5 +108,33 @@ describe('slow full-list readers of superseded states stay inside the memory bud
       clearInterval(sampler);
       app.server.off('request', watch);
     }
+  });
+
+  it('a list queued behind another on its connection lets go of its state when that connection closes', { timeout: 60_000 }, async () => {
+    const budget = app.server.app.memoryBudget;
+    for (const r of readers) r.destroy();
+    await until('the earlier readers letting go', () => budget.heldBy('list_snapshots') === 0);
+    let seen = 0;
+    const count = (req: IncomingMessage): void => {
+      if (req.url === '/books') seen++;
+    };
+    app.server.on('request', count);
+    const socket = connect(app.port, '127.0.0.1');
+    try {
+      await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+      socket.on('error', () => {});
+      socket.pause();
+      const get = `GET /books HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${app.token()}\r\n\r\n`;
+      socket.write(get + get);
+      await until('both lists being handled', () => seen === 2);
+      // A round trip after them: their handlers have started sending.
+      assert.equal((await app.request('GET', '/healthz', { auth: false })).status, 200);
+      await writeEveryPage(app, 100);
+      assert.ok(budget.heldBy('list_snapshots') > 0, 'the two lists hold their superseded state');
+    } finally {
+      app.server.off('request', count);
+      socket.destroy();
+    }
+    await until(`the lists letting go (still ${budget.heldBy('list_snapshots')} bytes held)`, () => budget.heldBy('list_snapshots') === 0, 10_000);
   });
 });

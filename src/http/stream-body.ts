@@ -85,14 +85,27 @@ export function sendStreamed(res: ServerResponse, body: StreamedBody, { floor, l
     if (wait > 0) timer = setTimeout(keepingUp, wait).unref();
     else cut(`its streamed answer fell more than ${floor.graceMs} ms behind ${floor.minBytesPerSecond} bytes per second`);
   };
-  res.once('close', () => {
+  let over = false;
+  const close = (): void => {
+    if (over) return;
+    over = true;
+    res.off('close', close);
+    res.req.off('close', close);
     clearTimeout(timer);
     res.off('drain', write);
     const open = chunks;
     chunks = undefined;
     open?.return?.();
     ended(res.writableFinished);
-  });
+  };
+  res.once('close', close);
+  // An answer queued behind another on its connection (pipelining) gets no 'close' of its own if
+  // the connection closes first; its request does. Without it, what the pieces hold would stay.
+  res.req.once('close', close);
+  if (res.destroyed || res.req.destroyed) {
+    close();
+    return;
+  }
   if (res.req.method === 'HEAD') {
     res.end();
     return;
