@@ -33,8 +33,8 @@ export class ListText implements PageText {
   /** No longer the index's text for its page: only the walks holding it keep it in memory. */
   superseded = false;
   /**
-   * While superseded and held: its holders, the one charged for it last, the others in the order
-   * they would be charged next (those that have passed it since are skipped then).
+   * While superseded and held: its holders, the one charged for it at the end, before it the
+   * others in reverse order of their turn (those that have passed it by then are skipped).
    */
   queue: Walk[] | undefined = undefined;
 
@@ -124,8 +124,10 @@ class Walk implements PageWalk {
  *
  * Costs: a write that replaces a page no walk holds costs one test; one that replaces a held page
  * costs a pass over the open walks (a binary search each) and a sort of its holders, at most once
- * per page text, which a list had to build first. A walk costs O(pages) to open and to close, O(1)
- * per page passed (moving a charge takes the next holder from the queue, each at most once).
+ * per page text, which a list had to build first. A walk costs O(pages) to open and to close, and
+ * O(1) per page passed; moving a charge takes the next holder from the queue (each leaves it at
+ * most once, after a binary search). The queues hold one reference per holder of a page that is
+ * both superseded and held, a small fraction of the bytes counted for that page.
  */
 export class ListReaders {
   readonly #walks = new Set<Walk>();
@@ -195,7 +197,7 @@ export class ListReaders {
       text.queue = [walk];
       walk.charged += text.bytes;
     } else {
-      // Behind the one charged now: it has been holding it longer.
+      // Next in turn after the one charged now, which keeps its charge: no pass over the holders.
       queue.splice(queue.length - 1, 0, walk);
     }
   }
