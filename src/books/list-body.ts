@@ -1,6 +1,6 @@
 import type { Answer } from '../http/messages.ts';
 import { envelopeHead } from '../http/respond.ts';
-import type { StreamedBody, StreamSending } from '../http/route.ts';
+import type { StreamedBody, StreamedPiece, StreamSending } from '../http/route.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
 import type { ListSnapshot, PageText } from '../store/book-index.ts';
 import { chargedWalk } from './charged-walk.ts';
@@ -18,37 +18,45 @@ const SHED = 'the memory budget was spent and its list held the most for the slo
  */
 export function listBody({ status, message }: Answer, snapshot: ListSnapshot, budget: MemoryBudget): StreamedBody {
   const head = `${envelopeHead(status, message)}[`;
+  const headBytes = Buffer.byteLength(head);
   return {
-    length: Buffer.byteLength(head) - 1 + snapshot.bytes + 1,
-    chunks: (sending) => pieces(head, snapshot, budget, sending),
+    length: headBytes - 1 + snapshot.bytes + 1,
+    chunks: (sending) => pieces(head, headBytes, snapshot, budget, sending),
   };
 }
 
-function* pieces(head: string, snapshot: ListSnapshot, budget: MemoryBudget, sending: StreamSending): Generator<string> {
+function* pieces(head: string, headBytes: number, snapshot: ListSnapshot, budget: MemoryBudget, sending: StreamSending): Generator<StreamedPiece> {
   // Each piece carries what surrounds it (the head, a comma, the closing `]}`) instead of being a
   // tiny write of its own: a list of one page is one piece.
   const { pages } = snapshot;
   if (pages.length === 0) {
-    yield `${head}]}`;
+    yield { text: `${head}]}`, bytes: headBytes + 2 };
     return;
   }
   const walk = chargedWalk(budget, snapshot, sending.sent, () => sending.cut(SHED));
   try {
     let before = head;
+    let beforeBytes = headBytes;
     for (let p = 0; p < pages.length; p++) {
-      const { text } = pages[p] as PageText;
+      const { text, bytes } = pages[p] as PageText;
+      // The page's bytes, shared out over its pieces by their characters; the last takes the rest.
+      let left = bytes;
       for (let from = 0; from < text.length; ) {
         let to = Math.min(from + PIECE, text.length);
         // A piece must not end between the halves of a surrogate pair: each is encoded on its own.
         if (to < text.length && isHighSurrogate(text.charCodeAt(to - 1))) to++;
+        const share = to === text.length ? left : Math.round(((to - from) * bytes) / text.length);
+        left -= share;
         const last = to === text.length && p === pages.length - 1;
-        yield before + text.slice(from, to) + (last ? ']}' : '');
+        yield { text: before + text.slice(from, to) + (last ? ']}' : ''), bytes: beforeBytes + share + (last ? 2 : 0) };
         before = '';
+        beforeBytes = 0;
         from = to;
       }
       // Resumed for the next piece: this page's last has been taken to be written.
       walk.passed();
       before = ',';
+      beforeBytes = 1;
     }
   } finally {
     walk.close();

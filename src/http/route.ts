@@ -41,7 +41,17 @@ export type EnvelopeReply = Answer & {
  */
 export interface StreamedBody {
   readonly length: number;
-  chunks(sending: StreamSending): Iterator<string>;
+  chunks(sending: StreamSending): Iterator<StreamedPiece>;
+}
+
+/**
+ * One piece of a streamed body and its UTF-8 length, as the body knows it (the page texts carry
+ * theirs): progress is counted without measuring each piece again. The pieces' bytes add up to
+ * the body's `length`; within a page they may be shared out in proportion to its characters.
+ */
+export interface StreamedPiece {
+  readonly text: string;
+  readonly bytes: number;
 }
 
 /** One streamed answer as its pieces are sent: what a body's pieces may ask of it. */

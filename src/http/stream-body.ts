@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
-import type { StreamedBody } from './route.ts';
+import type { StreamedBody, StreamedPiece } from './route.ts';
 
 /**
  * Bytes (roughly: UTF-16 units) written in one event-loop turn at most. A reader on loopback can
@@ -45,8 +45,8 @@ export interface StreamSettings {
 export function sendStreamed(res: ServerResponse, body: StreamedBody, { floor, logger }: StreamSettings, ended: (finished: boolean) => void): void {
   const started = performance.now();
   let sent = 0;
-  let chunks: Iterator<string> | undefined;
-  let ahead: IteratorResult<string> = { done: true, value: undefined };
+  let chunks: Iterator<StreamedPiece> | undefined;
+  let ahead: IteratorResult<StreamedPiece> = { done: true, value: undefined };
   let budget = TURN_BUDGET;
   let timer: NodeJS.Timeout | undefined;
   const write = (): void => {
@@ -55,16 +55,16 @@ export function sendStreamed(res: ServerResponse, body: StreamedBody, { floor, l
         setImmediate(nextTurn);
         return;
       }
-      const piece = ahead.value;
+      const { text, bytes } = ahead.value;
       ahead = chunks.next();
-      sent += Buffer.byteLength(piece);
+      sent += bytes;
       if (ahead.done === true) {
         chunks = undefined;
-        res.end(piece);
+        res.end(text);
         return;
       }
-      budget -= piece.length;
-      if (!res.write(piece)) {
+      budget -= text.length;
+      if (!res.write(text)) {
         res.once('drain', write);
         return;
       }
