@@ -18,7 +18,7 @@ import { BOOK_START, search } from './search.ts';
  */
 const ENCODED_LIST_BYTES = 1 << 16;
 
-/** What GET /books needs besides the store (ServiceDeps). */
+/** What GET /books needs (part of ServiceDeps). */
 export interface ListRouteDeps {
   readonly store: BookStore;
   /** What `Link` targets start with (BookRouteDeps). */

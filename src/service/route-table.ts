@@ -1,8 +1,8 @@
 import { TOKEN_ROUTE, type TokenRouteDeps } from '../auth/token-route.ts';
 import { BOOK_ROUTES, type BookRouteDeps } from '../books/book-routes.ts';
+import type { ListRouteDeps } from '../books/list-route.ts';
 import { CHANGES_ROUTE } from '../events/changes-route.ts';
 import { EVENTS_ROUTE, type EventsRouteDeps } from '../events/events-route.ts';
-import type { ListRouteDeps } from '../books/list-route.ts';
 import type { Route } from '../http/route.ts';
 import { HEALTH_ROUTE, READINESS_ROUTE, type HealthRouteDeps } from './health-route.ts';
 import { OPENAPI_ROUTE, type OpenApiRouteDeps } from './openapi-route.ts';
