@@ -1,10 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { setImmediate as turn } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { chargedWalk } from '../src/books/charged-walk.ts';
 import { search } from '../src/books/search.ts';
 import { MemoryBudget } from '../src/memory/budget.ts';
 import { bookJson } from '../src/model/book.ts';
 import { BookIndex, PAGE, type ListSnapshot } from '../src/store/book-index.ts';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 /** `pages` full index pages of books whose JSON is about `size` bytes each. */
 function index(pages: number, size = 100): BookIndex {
@@ -127,5 +133,28 @@ describe('list_snapshots: what walks over superseded states are charged', () => 
     assert.equal(tight.shedCount('list_snapshots'), 1);
     assert.equal(tight.held, 0);
     assert.equal(await shed, undefined);
+  });
+
+  it('a walk that has closed keeps none of its pages, though the queue of a page another walk still holds names it', async () => {
+    const books = index(3);
+    const slow = walk(books.snapshot(), 1);
+    const change = (id: number, title: string): void => books.set(id, bookJson({ id, title, author: 'A', year: 2000 }));
+    change(1, 'b');
+    change(PAGE + 1, 'b');
+    let later: ListSnapshot | undefined = books.snapshot();
+    let fast: ReturnType<typeof walk> | undefined = walk(later, 1_000_000_000);
+    // The last page, the same text in both snapshots, superseded while both hold it: the slow one pays.
+    change(2 * PAGE + 1, 'b');
+    for (let p = 0; p < 3; p++) fast.passed();
+    fast.close();
+    const page = new WeakRef(later.pages[0] as object);
+    fast = undefined;
+    later = undefined;
+    change(1, 'c');
+    await turn();
+    gc();
+    assert.equal(page.deref(), undefined, 'a superseded page of the closed walk\'s state is still in memory');
+    assert.equal(slow.charged() > 0, true);
+    slow.close();
   });
 });

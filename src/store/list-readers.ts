@@ -47,7 +47,8 @@ export class ListText implements PageText {
 
 class Walk implements PageWalk {
   readonly #readers: ListReaders;
-  readonly pages: readonly ListText[];
+  /** Its snapshot's pages; none once closed (a queue may still name it, and must not keep them). */
+  pages: readonly ListText[];
   /** The snapshot's bytes per page on average: how far a page lies ahead, in bytes. */
   readonly pageBytes: number;
   readonly account: WalkAccount;
@@ -80,7 +81,8 @@ class Walk implements PageWalk {
     this.account.set(0);
     this.#readers.closed(this);
     for (let p = this.position; p < this.pages.length; p++) this.#readers.letGo(this.pages[p] as ListText, this, false);
-    this.position = this.pages.length;
+    this.pages = [];
+    this.position = 0;
   }
 
   /** Where `text` lies in this walk's snapshot when the walk still holds it, else -1. */
