@@ -130,6 +130,8 @@ describe('slow full-list readers of superseded states stay inside the memory bud
       // A round trip after them: their handlers have started sending.
       assert.equal((await app.request('GET', '/healthz', { auth: false })).status, 200);
       await writeEveryPage(app, 100);
+      // The next list rebuilds the pages: only then are the old texts theirs alone.
+      assert.equal((await app.request('GET', '/books')).status, 200);
       assert.ok(budget.heldBy('list_snapshots') > 0, 'the two lists hold their superseded state');
     } finally {
       app.server.off('request', count);

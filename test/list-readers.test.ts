@@ -19,9 +19,15 @@ function index(pages: number, size = 100): BookIndex {
   return books;
 }
 
-/** One book changed in every page: every page text of the last snapshot is superseded. */
+/** One book changed in every page. */
 function writeEveryPage(books: BookIndex, round: number): void {
   for (let key = 0; key * PAGE < books.size; key++) books.set(key * PAGE + 1, bookJson({ id: key * PAGE + 1, title: `round ${round}`, author: 'A', year: 2000 }));
+}
+
+/** Then the next list: it rebuilds every page's text, and the texts of the last state are superseded. */
+function replaceEveryPage(books: BookIndex, round: number): ListSnapshot {
+  writeEveryPage(books, round);
+  return books.snapshot();
 }
 
 /** A walk with a fixed `moved` figure (its rate), reporting into `charges`. */
@@ -40,6 +46,8 @@ describe('list_snapshots: what walks over superseded states are charged', () => 
     const w = walk(snapshot);
     assert.equal(w.charged(), 0);
     writeEveryPage(books, 1);
+    assert.equal(w.charged(), 0, 'until its page is rebuilt, the index holds the same text');
+    books.snapshot();
     assert.equal(w.charged(), bytesOf(snapshot));
     w.passed();
     assert.equal(w.charged(), bytesOf(snapshot, 1));
@@ -55,7 +63,7 @@ describe('list_snapshots: what walks over superseded states are charged', () => 
     for (let id = PAGE; id < 2 * PAGE; id++) books.delete(id);
     assert.equal(w.charged(), (snapshot.pages[1]?.bytes ?? 0));
     w.close();
-    writeEveryPage(books, 1);
+    replaceEveryPage(books, 1);
     assert.equal(w.charged(), 0);
   });
 
@@ -64,7 +72,7 @@ describe('list_snapshots: what walks over superseded states are charged', () => 
     const snapshot = books.snapshot();
     const fast = walk(snapshot, 10_000_000);
     const slow = walk(snapshot, 10);
-    writeEveryPage(books, 1);
+    replaceEveryPage(books, 1);
     assert.equal(fast.charged() + slow.charged(), bytesOf(snapshot), 'counted once');
     assert.equal(slow.charged(), bytesOf(snapshot), 'the slow one pays');
     slow.close();
@@ -80,7 +88,7 @@ describe('list_snapshots: what walks over superseded states are charged', () => 
     ahead.passed();
     ahead.passed();
     const late = walk(snapshot, 1_000_000);
-    writeEveryPage(books, 1);
+    replaceEveryPage(books, 1);
     assert.equal(ahead.charged(), bytesOf(snapshot, 2), 'only its last page');
     assert.equal(late.charged(), bytesOf(snapshot, 0, 2), 'the pages only it holds');
     const later = walk(snapshot, 0);
@@ -92,11 +100,7 @@ describe('list_snapshots: what walks over superseded states are charged', () => 
 
   it('over the budget, the walk holding most per byte per second it moves is shed first, and what it freed is seen before the next pick', () => {
     const books = index(4);
-    const states = [books.snapshot()];
-    writeEveryPage(books, 1);
-    states.push(books.snapshot());
-    writeEveryPage(books, 2);
-    states.push(books.snapshot());
+    const states = [books.snapshot(), replaceEveryPage(books, 1), replaceEveryPage(books, 2)];
     const [one, two, three] = states as [ListSnapshot, ListSnapshot, ListSnapshot];
     // Room for two states' superseded pages, not three.
     const budget = new MemoryBudget(bytesOf(one) + bytesOf(two) + 1000);
@@ -108,7 +112,7 @@ describe('list_snapshots: what walks over superseded states are charged', () => 
       chargedWalk(budget, three, () => moved.faster as number, () => cut.push('faster')),
     ];
     assert.equal(budget.heldBy('list_snapshots'), bytesOf(one) + bytesOf(two));
-    writeEveryPage(books, 3);
+    replaceEveryPage(books, 3);
     assert.deepEqual(cut, ['slow']);
     assert.equal(budget.heldBy('list_snapshots'), bytesOf(two) + bytesOf(three));
     assert.ok(budget.held <= budget.limit);
@@ -121,7 +125,7 @@ describe('list_snapshots: what walks over superseded states are charged', () => 
     const snapshot = books.snapshot();
     const roomy = new MemoryBudget(2 * bytesOf(snapshot));
     const scanning = search(snapshot, { q: 'no such title', after: 0, limit: 10, abandoned: () => false, budget: roomy });
-    writeEveryPage(books, 1);
+    replaceEveryPage(books, 1);
     assert.ok(roomy.heldBy('list_snapshots') > bytesOf(snapshot) / 2, `charged ${roomy.heldBy('list_snapshots')} bytes`);
     assert.equal((await scanning)?.total, 0);
     assert.equal(roomy.held, 0, 'released once done');
@@ -129,7 +133,7 @@ describe('list_snapshots: what walks over superseded states are charged', () => 
     const next = books.snapshot();
     const tight = new MemoryBudget(bytesOf(next) / 4);
     const shed = search(next, { q: 'no such title', after: 0, limit: 10, abandoned: () => false, budget: tight });
-    writeEveryPage(books, 2);
+    replaceEveryPage(books, 2);
     assert.equal(tight.shedCount('list_snapshots'), 1);
     assert.equal(tight.held, 0);
     assert.equal(await shed, undefined);
@@ -145,12 +149,14 @@ describe('list_snapshots: what walks over superseded states are charged', () => 
     let fast: ReturnType<typeof walk> | undefined = walk(later, 1_000_000_000);
     // The last page, the same text in both snapshots, superseded while both hold it: the slow one pays.
     change(2 * PAGE + 1, 'b');
+    books.snapshot();
     for (let p = 0; p < 3; p++) fast.passed();
     fast.close();
     const page = new WeakRef(later.pages[0] as object);
     fast = undefined;
     later = undefined;
     change(1, 'c');
+    books.snapshot();
     await turn();
     gc();
     assert.equal(page.deref(), undefined, 'a superseded page of the closed walk\'s state is still in memory');

@@ -27,7 +27,10 @@ interface Page {
   changed: (string | null | undefined)[] | undefined;
   changedCount: number;
   live: number;
-  /** `packed` with its UTF-8 size once a list asked for it (see pageText); superseded by the next change. */
+  /**
+   * `packed` with its UTF-8 size once a list asked for it (see pageText). Until the page repacks
+   * it is the same string as `packed`, changes or not; after, only the lists holding it keep it.
+   */
   text: ListText | undefined;
 }
 
@@ -92,11 +95,9 @@ function pageBooks(page: Page): string[] {
  * joining its books that the text needs anyway, so it never holds its books twice (packed and
  * text) and a catalogue written all over stays one copy of its JSON.
  */
-function pageText(page: Page): ListText {
-  if (page.text === undefined) {
-    if (page.changed !== undefined) repack(page);
-    page.text = new ListText(page.packed, Buffer.byteLength(page.packed), page.key);
-  }
+function pageText(page: Page, readers: ListReaders): ListText {
+  if (page.changed !== undefined) repack(page, readers);
+  page.text ??= new ListText(page.packed, Buffer.byteLength(page.packed), page.key);
   return page.text;
 }
 
@@ -107,8 +108,15 @@ export function idAt(text: string, from: number): number {
   return id;
 }
 
-/** Makes `books` (slot, JSON; ascending slots) the page's packed text: O(page). */
-function pack(page: Page, books: [number, string][]): void {
+/**
+ * Makes `books` (slot, JSON; ascending slots) the page's packed text: O(page). The list text of
+ * the packed text it replaces is then superseded: memory only the lists holding it keep.
+ */
+function pack(page: Page, books: [number, string][], readers: ListReaders): void {
+  if (page.text !== undefined) {
+    readers.supersede(page.text);
+    page.text = undefined;
+  }
   page.starts.fill(-1);
   let offset = 0;
   for (const [slot, json] of books) {
@@ -119,16 +127,15 @@ function pack(page: Page, books: [number, string][]): void {
   page.packed = books.map(([, json]) => json).join(',');
   page.changed = undefined;
   page.changedCount = 0;
-  page.text = undefined;
 }
 
-function repack(page: Page): void {
+function repack(page: Page, readers: ListReaders): void {
   const books: [number, string][] = [];
   for (let slot = 0; slot < PAGE; slot++) {
     const json = read(page, slot);
     if (json !== undefined) books.push([slot, json]);
   }
-  pack(page, books);
+  pack(page, books, readers);
 }
 
 /**
@@ -142,7 +149,7 @@ export class BookIndex {
   readonly #pages = new Map<number, Page>();
   /** Pages whose list text a change dropped, oldest first: what the next snapshot would rebuild. */
   readonly #stale = new Set<Page>();
-  /** The walks over its snapshots, told of every list text a change supersedes. */
+  /** The walks over its snapshots, told of every list text the index lets go while they may hold it. */
   readonly #readers = new ListReaders();
   #size = 0;
   /** The largest page key ever used: ids only grow, so no page lies beyond it. */
@@ -221,12 +228,8 @@ export class BookIndex {
     page.changed ??= new Array<string | null | undefined>(PAGE).fill(undefined);
     if (page.changed[slot] === undefined) page.changedCount++;
     page.changed[slot] = json;
-    if (page.text !== undefined) {
-      this.#readers.supersede(page.text);
-      page.text = undefined;
-    }
     this.#stale.add(page);
-    if (page.changedCount >= REPACK_AT) repack(page);
+    if (page.changedCount >= REPACK_AT) repack(page, this.#readers);
   }
 
   /**
@@ -238,7 +241,7 @@ export class BookIndex {
    */
   buildListTexts(until: number): number {
     for (const page of this.#stale) {
-      pageText(page);
+      pageText(page, this.#readers);
       this.#stale.delete(page);
       if (performance.now() >= until) break;
     }
@@ -252,7 +255,7 @@ export class BookIndex {
 
   /** `[book,book,…]` in ascending id order: unchanged pages are reused as they are. */
   listJson(): string {
-    return `[${Array.from(this.#pages.values(), (page) => pageText(page).text).join(',')}]`;
+    return `[${Array.from(this.#pages.values(), (page) => pageText(page, this.#readers).text).join(',')}]`;
   }
 
   /**
@@ -260,11 +263,11 @@ export class BookIndex {
    * the last snapshot. Later changes never alter what it holds.
    */
   snapshot(): ListSnapshot {
-    const pages = Array.from(this.#pages.values(), pageText);
+    const readers = this.#readers;
+    const pages = Array.from(this.#pages.values(), (page) => pageText(page, readers));
     this.#stale.clear();
     let bytes = 2 + Math.max(0, pages.length - 1);
     for (const page of pages) bytes += page.bytes;
-    const readers = this.#readers;
     return { pages, count: this.#size, bytes, walk: (account) => readers.open(pages, bytes, account) };
   }
 

@@ -20,8 +20,8 @@ export interface PageWalk {
 
 /**
  * A page's list text, with what the memory budget needs to know about it: how many walks still
- * have it ahead of them and, once a change has replaced it in the index (superseded) while some
- * still do, which of them it is charged to.
+ * have it ahead of them and, once the index no longer holds it (superseded) while some still do,
+ * which of them it is charged to.
  */
 export class ListText implements PageText {
   readonly text: string;
@@ -30,7 +30,7 @@ export class ListText implements PageText {
   readonly key: number;
   /** Walks that have not passed it yet. */
   holders = 0;
-  /** No longer the index's text for its page: only the walks holding it keep it in memory. */
+  /** The index no longer holds it (its page repacked or went): only the walks holding it keep it in memory. */
   superseded = false;
   /**
    * While superseded and held: its holders, the one charged for it at the end, before it the
@@ -112,9 +112,10 @@ class Walk implements PageWalk {
 }
 
 /**
- * The walks over one index's snapshots, and what they pin: a page text the index has replaced is
- * memory only its holders keep, so it is counted (`list_snapshots`) from the change that replaced
- * it until the last walk holding it passes it or closes. A walk holds only what lies ahead of it.
+ * The walks over one index's snapshots, and what they pin. A page's list text is the index's own
+ * packed string until the page repacks after a change (the next list rebuilds it) or goes whole:
+ * from then on it is memory only its holders keep, so it is counted (`list_snapshots`) until the
+ * last walk holding it passes it or closes. A walk holds only what lies ahead of it.
  *
  * Each superseded page is counted once, charged to exactly one of its holders: the one that would
  * hold it longest at the rate it has moved so far (the slowest, or the furthest behind); when that
@@ -124,9 +125,9 @@ class Walk implements PageWalk {
  * A fair share (bytes / holders) would have to be recomputed for every holder at each pass;
  * charging each holder in full would count a page shared by 60 readers 60 times.
  *
- * Costs: a write that replaces a page no walk holds costs one test; one that replaces a held page
- * costs a pass over the open walks (a binary search each) and a sort of its holders, at most once
- * per page text, which a list had to build first. A walk costs O(pages) to open and to close, and
+ * Costs: a write costs nothing here. A repack that supersedes a text no walk holds costs one test;
+ * one held costs a pass over the open walks (a binary search each) and a sort of its holders, once
+ * per page text, on top of the repack itself. A walk costs O(pages) to open and to close, and
  * O(1) per page passed; moving a charge takes the next holder from the queue (each leaves it at
  * most once, after a binary search). The queues hold one reference per holder of a page that is
  * both superseded and held, a small fraction of the bytes counted for that page.
@@ -146,7 +147,7 @@ export class ListReaders {
     return walk;
   }
 
-  /** The index no longer has `text` for its page (a book in it changed, or the page went). */
+  /** The index no longer holds `text`: its page repacked after a change, or went. */
   supersede(text: ListText): void {
     text.superseded = true;
     if (text.holders === 0) return;
