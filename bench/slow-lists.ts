@@ -22,14 +22,17 @@ const USAGE = `npm run bench:slow-lists [-- flags]: slow full-list readers of su
   --books N        catalogue size (1000000)
   --readers N      slow readers, each on a state the next round of writes supersedes (60)
   --budget-mb N    MEMORY_BUDGET_MB (256, the default)
+  --heap-mb N      the service's --max-old-space-size (default: V8's own, which lets garbage
+                   grow the heap to a few times what is live before it collects)
   --no-build       use dist/ as it is
 `;
 const flags = benchFlags(USAGE, {
   books: { type: 'string', default: '1000000' },
   readers: { type: 'string', default: '60' },
   'budget-mb': { type: 'string', default: '256' },
+  'heap-mb': { type: 'string' },
   'no-build': { type: 'boolean', default: false },
-}, { books: 'count', readers: 'count', 'budget-mb': 'count' });
+}, { books: 'count', readers: 'count', 'budget-mb': 'count', 'heap-mb': 'count' });
 const ROOT = new URL('..', import.meta.url).pathname;
 const BOOKS = Number(flags.books);
 const READERS = Number(flags.readers);
@@ -105,7 +108,10 @@ async function main(): Promise<void> {
     await rm(file);
     const port = await freePort();
     const metricsPort = await freePort();
-    const service = startService(port, dataDir, { MEMORY_BUDGET_MB: String(BUDGET_MB), METRICS_PORT: String(metricsPort) });
+    const heap = flags['heap-mb'] === undefined ? {} : { NODE_OPTIONS: `--max-old-space-size=${flags['heap-mb']}` };
+    const service = startService(port, dataDir, { MEMORY_BUDGET_MB: String(BUDGET_MB), METRICS_PORT: String(metricsPort), ...heap });
+    /** The samplers, stopped however the run ends: a timer left running would keep the bench alive. */
+    const samplers: (() => void)[] = [];
     try {
       await waitUntilAnswering(`http://127.0.0.1:${port}/healthz`, service, 300_000);
       const token = await login(port);
@@ -117,23 +123,32 @@ async function main(): Promise<void> {
       const sampling = setInterval(() => {
         void budgetFigures(metricsPort).then((f) => (mostHeld = Math.max(mostHeld, f.held)), () => {});
       }, 250);
+      samplers.push(() => rss.stop(), () => clearInterval(sampling));
       const pinger = await healthPinger(port);
       const started = performance.now();
-      for (let round = 0; round < READERS; round++) {
-        readers.push(await slowList(port, token));
-        await writeEveryPage(port, auth, round);
-      }
+      // Without the budget the service runs out of heap here: say so rather than wait on it.
+      let attacking = true;
+      const exited = once(service, 'exit').then(([code, signal]) => {
+        if (attacking) throw new Error(`the service exited (${signal ?? code}) during the attack; peak RSS ${rss.max.toFixed(0)} MB`);
+      });
+      const attack = async (): Promise<void> => {
+        for (let round = 0; round < READERS; round++) {
+          readers.push(await slowList(port, token));
+          await writeEveryPage(port, auth, round);
+        }
+      };
+      await Promise.race([attack(), exited]);
+      attacking = false;
       const attackMs = performance.now() - started;
       const list = await timed(port, 'GET', '/books', auth);
       const health = await pinger.stop();
-      clearInterval(sampling);
-      rss.stop();
+      for (const stop of samplers) stop();
       const after = await budgetFigures(metricsPort);
       mostHeld = Math.max(mostHeld, after.held);
       const complete = list.status === 200 && list.bytes === Number(list.headers['content-length']);
       const budget = BUDGET_MB * 2 ** 20;
       const bound = rssBefore + BUDGET_MB;
-      console.log(`\n${BOOKS.toLocaleString('en')} books, GET /books ${mb(warm.bytes)} in ${Math.ceil(BOOKS / PAGE)} pages; MEMORY_BUDGET_MB ${BUDGET_MB}`);
+      console.log(`\n${BOOKS.toLocaleString('en')} books, GET /books ${mb(warm.bytes)} in ${Math.ceil(BOOKS / PAGE)} pages; MEMORY_BUDGET_MB ${BUDGET_MB}${flags['heap-mb'] === undefined ? '' : `, --max-old-space-size=${flags['heap-mb']}`}`);
       console.log(`  ${READERS} slow readers (1 MiB every 5 s), one PUT per page between list starts: ${(attackMs / 1000).toFixed(0)} s`);
       console.log(`  RSS before ${rssBefore.toFixed(0)} MB, peak ${rss.max.toFixed(0)} MB (bound: before + budget = ${bound.toFixed(0)} MB)`);
       console.log(`  list_snapshots held: at most ${mb(mostHeld)} (sampled every 250 ms), ${mb(after.held)} at the end; lists shed ${after.shed} of ${READERS}`);
@@ -149,9 +164,12 @@ async function main(): Promise<void> {
       for (const [text, ok] of rows) console.log(`  ${ok ? 'PASS' : 'FAIL'} ${text}`);
       process.exitCode = rows.every(([, ok]) => ok) ? 0 : 1;
     } finally {
+      for (const stop of samplers) stop();
       for (const socket of readers) socket.destroy();
-      service.kill('SIGTERM');
-      await once(service, 'exit');
+      if (service.exitCode === null && service.signalCode === null) {
+        service.kill('SIGTERM');
+        await once(service, 'exit');
+      }
     }
   } finally {
     closeAgent();
@@ -159,4 +177,7 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await main().catch((err: unknown) => {
+  console.error(`bench:slow-lists: ${(err as Error).message}`);
+  process.exitCode = 1;
+});
