@@ -1,13 +1,13 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeExport } from './export-file.ts';
 import { benchFlags } from './flags.ts';
 import { median } from './median.ts';
 import { closeAgent, healthPinger, repeat, rssMb, rssSampler, stalledList, timed, type Timed } from './scale-probes.ts';
-import { freePort, ONE_CLIENT_ADDRESS, waitUntilAnswering } from './service-process.ts';
+import { login, runImport, startService, writeExport } from './scale-catalogue.ts';
+import { freePort, waitUntilAnswering } from './service-process.ts';
 
 /**
  * `npm run bench:scale`: catalogues of 1k, 100k and 1M books (5M with --big) seeded through
@@ -31,9 +31,6 @@ const flags = benchFlags(USAGE, {
 const ROOT = new URL('..', import.meta.url).pathname;
 const SIZES = flags.sizes !== undefined ? flags.sizes.split(',').map(Number) : [1_000, 100_000, 1_000_000, ...(flags.big ? [5_000_000] : [])];
 const DURATION_MS = Number(flags.duration) * 1000;
-const USERNAME = 'bench';
-const PASSWORD = 'bench-password-scale';
-const SECRET = 'bench-secret-scale-0123456789abcdef0123456789';
 /** The search the figures quote: a word in 1 title in 6 (about 167,000 matches at 1M), all counted. */
 const SEARCH = 'silver';
 const STALLED_READERS = 60;
@@ -44,22 +41,6 @@ const STALLED_READERS = 60;
  */
 const PAGES = 1000;
 
-async function runImport(file: string, dataDir: string): Promise<{ ms: number; peakMb: number }> {
-  const start = performance.now();
-  const child = spawn(process.execPath, [join(ROOT, 'dist/main.js'), 'import', file, '--data-dir', dataDir], { stdio: ['ignore', 'ignore', 'inherit'] });
-  const rss = rssSampler(child.pid);
-  const [code] = (await once(child, 'exit')) as [number];
-  rss.stop();
-  if (code !== 0) throw new Error(`import exited with ${code}`);
-  return { ms: performance.now() - start, peakMb: rss.max };
-}
-
-function startService(port: number, dataDir: string): ChildProcess {
-  return spawn(process.execPath, [join(ROOT, 'dist/main.js'), '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, ...ONE_CLIENT_ADDRESS, SECRET_TOKEN: SECRET, AUTH_USERNAME: USERNAME, AUTH_PASSWORD: PASSWORD },
-  });
-}
 
 interface Figures {
   books: number;
@@ -93,8 +74,7 @@ async function measure(books: number, workDir: string): Promise<Figures> {
     const startupMs = performance.now() - startedAt;
     const rss = rssSampler(service.pid);
     const idleRssMb = rssMb(service.pid);
-    const login = await timed(port, 'POST', '/token', {}, JSON.stringify({ username: USERNAME, password: PASSWORD }), true);
-    const auth = { authorization: (JSON.parse(login.body as string) as { data: { token: string } }).data.token };
+    const auth = { authorization: await login(port) };
     let written = 0;
     const write = (): Promise<unknown> => timed(port, 'PUT', `/book/${1 + (written++ * 7919) % books}`, auth, JSON.stringify({ year: 2000 + (written % 20) }));
 

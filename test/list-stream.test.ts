@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { Book } from '../src/index.ts';
+import { listBody } from '../src/books/list-body.ts';
+import { ANSWERS } from '../src/http/messages.ts';
+import { MemoryBudget, type Book } from '../src/index.ts';
 import { bookJson } from '../src/model/book.ts';
 import { BookIndex, pageOf } from '../src/store/book-index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
@@ -162,5 +164,23 @@ describe('BookIndex snapshots share their pages', () => {
     assert.deepEqual(c.pages.map((p, i) => p === a.pages[i]), a.pages.map((_, key) => !changed.includes(key)));
     assert.equal(c.bytes, Buffer.byteLength(index.listJson()));
     assert.equal(c.count, 9999);
+  });
+});
+
+describe('a streamed list counts its progress in bytes without measuring its pieces', () => {
+  it('the bytes each piece says it holds add up to the UTF-8 length of what was sent, which is its Content-Length', () => {
+    const index = new BookIndex();
+    for (const book of catalogue()) index.set(book.id, bookJson(book));
+    const body = listBody(ANSWERS.booksRetrieved, index.snapshot(), new MemoryBudget(2 ** 30));
+    const pieces = body.chunks({ sent: () => 0, cut: () => {} });
+    let text = '';
+    let bytes = 0;
+    for (let piece = pieces.next(); piece.done !== true; piece = pieces.next()) {
+      text += piece.value.text;
+      bytes += piece.value.bytes;
+      assert.ok(piece.value.bytes > 0 && piece.value.bytes <= 3 * piece.value.text.length, `${piece.value.bytes} bytes for ${piece.value.text.length} UTF-16 units`);
+    }
+    assert.equal(bytes, Buffer.byteLength(text));
+    assert.equal(bytes, body.length);
   });
 });

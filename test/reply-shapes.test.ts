@@ -11,6 +11,7 @@ import { ANSWERS } from '../src/http/messages.ts';
 import { encodedReply, envelopeReply } from '../src/http/respond.ts';
 import type { Reply, RequestContext } from '../src/http/route.ts';
 import { silentLogger } from '../src/log.ts';
+import { MemoryBudget } from '../src/memory/budget.ts';
 import { HEALTH_ROUTE } from '../src/service/health-route.ts';
 import type { DurableBookStore } from '../src/store/book-store.ts';
 import { openStore } from '../src/store/open.ts';
@@ -66,7 +67,7 @@ describe('replies built per answer keep one hidden class', () => {
   it('GET /book/{id}: the reply and its headers', async () => {
     const route = BOOK_ROUTES.find((r) => r.method === 'GET' && r.pattern === '/book/{id}');
     assert.ok(route !== undefined);
-    const handle = route.handler({ store, linkBase: '' });
+    const handle = route.handler({ store, linkBase: '', memoryBudget: new MemoryBudget(1 << 20) });
     const read = (i: number): Reply => handle(context({ params: { id: String(ids[i % ids.length]) } })) as Reply;
     assert.equal(await otherMaps(read), 0);
     assert.equal(await otherMaps((i) => read(i).headers ?? {}), 0);
@@ -75,7 +76,7 @@ describe('replies built per answer keep one hidden class', () => {
   it('GET /books with limit and after: a page and its headers', async () => {
     const route = BOOK_ROUTES.find((r) => r.method === 'GET' && r.pattern === '/books');
     assert.ok(route !== undefined);
-    const handle = route.handler({ store, linkBase: '' });
+    const handle = route.handler({ store, linkBase: '', memoryBudget: new MemoryBudget(1 << 20) });
     const page = async (i: number): Promise<Reply> => handle(context({ req: { url: `/books?limit=1&after=${i % ids.length}` } as IncomingMessage }));
     assert.equal(await otherMaps(page), 0);
   });

@@ -188,6 +188,7 @@ describe('the limits are set explicitly', () => {
       maxPipelinedWithoutToken: 1,
       maxConnectionsPerAddress: 64,
       maxInFlightPerAddress: 256,
+      minStreamBytesPerSecond: 64 * 1024,
     });
   });
 

@@ -1,42 +1,66 @@
 import type { Answer } from '../http/messages.ts';
 import { envelopeHead } from '../http/respond.ts';
-import type { StreamedBody } from '../http/route.ts';
+import type { StreamedBody, StreamedPiece, StreamSending } from '../http/route.ts';
+import type { MemoryBudget } from '../memory/budget.ts';
 import type { ListSnapshot, PageText } from '../store/book-index.ts';
+import { chargedWalk } from './charged-walk.ts';
 
 /** UTF-16 units per piece written: a stalled reader's socket holds about this much of its answer. */
 const PIECE = 1 << 16;
 
+const SHED = 'the memory budget was spent and its list held the most for the slowest reading (list_snapshots)';
+
 /**
  * GET /books as a StreamedBody: the envelope, then `[`, every page's text with commas between,
  * `]}`. The same bytes as the envelope built around `listJson()`, never joined into one string.
+ * Each answer sent walks the snapshot (chargedWalk): it holds only the pages it has still to send,
+ * and is charged for those that writes have superseded meanwhile.
  */
-export function listBody({ status, message }: Answer, snapshot: ListSnapshot): StreamedBody {
+export function listBody({ status, message }: Answer, snapshot: ListSnapshot, budget: MemoryBudget): StreamedBody {
   const head = `${envelopeHead(status, message)}[`;
+  const headBytes = Buffer.byteLength(head);
   return {
-    length: Buffer.byteLength(head) - 1 + snapshot.bytes + 1,
-    chunks: () => pieces(head, snapshot),
+    length: headBytes - 1 + snapshot.bytes + 1,
+    chunks: (sending) => pieces(head, headBytes, snapshot, budget, sending),
   };
 }
 
-function* pieces(head: string, snapshot: ListSnapshot): Generator<string> {
+function* pieces(head: string, headBytes: number, snapshot: ListSnapshot, budget: MemoryBudget, sending: StreamSending): Generator<StreamedPiece> {
   // Each piece carries what surrounds it (the head, a comma, the closing `]}`) instead of being a
   // tiny write of its own: a list of one page is one piece.
   const { pages } = snapshot;
-  let before = head;
-  for (let p = 0; p < pages.length; p++) {
-    const { text } = pages[p] as PageText;
-    for (let from = 0; from < text.length; ) {
-      let to = Math.min(from + PIECE, text.length);
-      // A piece must not end between the halves of a surrogate pair: each is encoded on its own.
-      if (to < text.length && isHighSurrogate(text.charCodeAt(to - 1))) to++;
-      const last = to === text.length && p === pages.length - 1;
-      yield before + text.slice(from, to) + (last ? ']}' : '');
-      before = '';
-      from = to;
-    }
-    before = ',';
+  if (pages.length === 0) {
+    yield { text: `${head}]}`, bytes: headBytes + 2 };
+    return;
   }
-  if (pages.length === 0) yield `${head}]}`;
+  const walk = chargedWalk(budget, snapshot, sending.sent, () => sending.cut(SHED));
+  try {
+    let before = head;
+    let beforeBytes = headBytes;
+    for (let p = 0; p < pages.length; p++) {
+      const { text, bytes } = pages[p] as PageText;
+      // The page's bytes, shared out over its pieces by their characters; the last takes the rest.
+      let left = bytes;
+      for (let from = 0; from < text.length; ) {
+        let to = Math.min(from + PIECE, text.length);
+        // A piece must not end between the halves of a surrogate pair: each is encoded on its own.
+        if (to < text.length && isHighSurrogate(text.charCodeAt(to - 1))) to++;
+        const share = to === text.length ? left : Math.round(((to - from) * bytes) / text.length);
+        left -= share;
+        const last = to === text.length && p === pages.length - 1;
+        yield { text: before + text.slice(from, to) + (last ? ']}' : ''), bytes: beforeBytes + share + (last ? 2 : 0) };
+        before = '';
+        beforeBytes = 0;
+        from = to;
+      }
+      // Resumed for the next piece: this page's last has been taken to be written.
+      walk.passed();
+      before = ',';
+      beforeBytes = 1;
+    }
+  } finally {
+    walk.close();
+  }
 }
 
 function isHighSurrogate(unit: number): boolean {

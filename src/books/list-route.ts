@@ -5,6 +5,7 @@ import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../ht
 import type { Parameter } from '../http/openapi-types.ts';
 import { encodedReply, envelopeReply } from '../http/respond.ts';
 import { defineRoute, type EnvelopeReply, type Reply } from '../http/route.ts';
+import type { MemoryBudget } from '../memory/budget.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
 import type { BookStore } from '../store/book-store.ts';
 import { listBody } from './list-body.ts';
@@ -17,6 +18,15 @@ import { BOOK_START, search } from './search.ts';
  * whole. 64 KiB is one streamed piece: below it, streaming buys nothing and costs per answer.
  */
 const ENCODED_LIST_BYTES = 1 << 16;
+
+/** What GET /books needs (part of ServiceDeps). */
+export interface ListRouteDeps {
+  readonly store: BookStore;
+  /** What `Link` targets start with (BookRouteDeps). */
+  readonly linkBase: string;
+  /** What a full list being sent, or a search, is charged to for the superseded pages it holds. */
+  readonly memoryBudget: MemoryBudget;
+}
 
 const QUERY_RULE = 'A parameter given twice, or a value outside its rule, is 400 `Invalid query`.';
 const LIST_QUERY: readonly Parameter[] = [
@@ -75,21 +85,24 @@ export const LIST_BOOKS = defineRoute({
       ...TRANSPORT,
     },
   },
-  handler({ store, linkBase }: { readonly store: BookStore; readonly linkBase: string }) {
+  handler({ store, linkBase, memoryBudget }: ListRouteDeps) {
     // Names this app's view of the store: a restored or other data directory starts its seqs again.
     const epoch = randomBytes(9).toString('base64url');
-    let listed: { snapshot: ListSnapshot; reply: Reply } | undefined;
+    // One reply per committed state, for as long as something holds that state (the store until the
+    // next write, the answers sending it): a cache of its own would keep a superseded state whole.
+    const listed = new WeakMap<ListSnapshot, Reply>();
     const everyBook = (snapshot: ListSnapshot): Reply => {
-      if (listed?.snapshot !== snapshot) {
+      let reply = listed.get(snapshot);
+      if (reply === undefined) {
         const { status, message } = ANSWERS.booksRetrieved;
         const headers = { etag: listTag(epoch, store.feed.seq, undefined) };
-        const reply: Reply =
+        reply =
           snapshot.bytes <= ENCODED_LIST_BYTES
             ? encodedReply(ANSWERS.booksRetrieved, `[${snapshot.pages.map((page) => page.text).join(',')}]`, headers)
-            : { status, message, data: '', body: listBody(ANSWERS.booksRetrieved, snapshot), headers };
-        listed = { snapshot, reply };
+            : { status, message, data: '', body: listBody(ANSWERS.booksRetrieved, snapshot, memoryBudget), headers };
+        listed.set(snapshot, reply);
       }
-      return listed.reply;
+      return reply;
     };
     return ({ req }): Reply | Promise<Reply> => {
       const query = parseListQuery(req.url as string);
@@ -102,7 +115,7 @@ export const LIST_BOOKS = defineRoute({
       const abandoned = (): boolean => req.socket.destroyed;
       return store.listSnapshot().then((snapshot) => {
         const etag = listTag(epoch, store.feed.seq, query);
-        return search(snapshot, { q, after, limit, abandoned }).then((found) => {
+        return search(snapshot, { q, after, limit, abandoned, budget: memoryBudget }).then((found) => {
           if (found === undefined) throw new ClientAbortedError();
           return pageReply(linkBase, query, found.books, found.more, found.total, etag);
         });

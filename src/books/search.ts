@@ -1,4 +1,7 @@
+import type { MemoryBudget } from '../memory/budget.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
+import type { PageWalk } from '../store/list-readers.ts';
+import { chargedWalk } from './charged-walk.ts';
 
 /** What a search found: one page of matches and how many books match in all. */
 export interface SearchResult {
@@ -15,6 +18,12 @@ export interface SearchOptions {
   readonly limit: number;
   /** Checked between slices of the scan: true stops it (the client went away). */
   readonly abandoned: () => boolean;
+  /**
+   * What the scan is charged to while it holds its snapshot over event-loop turns (`list_snapshots`):
+   * it scans hundreds of MB/s, so it ranks below any stream, yet many searches slowed by each other
+   * would otherwise pin superseded states uncounted. Shed, it stops as if abandoned. Absent: not counted.
+   */
+  readonly budget?: MemoryBudget;
 }
 
 /** Milliseconds of scanning per event-loop turn, so a search never holds other requests for long (`npm run bench:scale`: the longest /healthz wait during searches at 1M books was 11–16 ms). */
@@ -45,54 +54,70 @@ export async function search(snapshot: ListSnapshot, options: SearchOptions): Pr
   const books: string[] = [];
   let more = false;
   let total = 0;
+  let scanned = 0;
+  let shed = false;
+  const moved = (): number => scanned;
+  const walk: PageWalk =
+    options.budget === undefined
+      ? snapshot.walk({ moved, set: () => {} })
+      : chargedWalk(options.budget, snapshot, moved, () => {
+          shed = true;
+        });
   let turnStart = performance.now();
-  /** Yields the event loop once this turn has used its slice; false when the client went away. */
+  /** Yields the event loop once this turn has used its slice; false when the client went away, or at once when the budget shed the scan. */
   const goOn = async (): Promise<boolean> => {
+    if (shed) return false;
     if (performance.now() - turnStart <= SLICE_MS) return true;
     await new Promise((resolve) => setImmediate(resolve));
     turnStart = performance.now();
-    return !options.abandoned();
+    return !shed && !options.abandoned();
   };
   // The regular expression passes over text without hits at hundreds of MB/s; the time goes into
   // hits, so the clock is read at each page and every HITS_PER_CHECK hits.
   let hits = 0;
-  for (const { text } of snapshot.pages) {
-    if (!(await goOn())) return undefined;
-    scan.lastIndex = 0;
-    for (let hit = scan.exec(text); hit !== null; hit = scan.exec(text)) {
-      // Text is never changed and `scan` is this search's own, so the loop resumes where it was.
-      if (++hits % HITS_PER_CHECK === 0 && !(await goOn())) return undefined;
-      const at = hit.index;
-      const end = at + hit[0].length;
-      const start = text.lastIndexOf(BOOK_START, at);
-      const title = text.indexOf(TITLE_KEY, start) + TITLE_KEY.length;
-      const titleEnd = text.indexOf(AUTHOR_KEY, title);
-      const author = titleEnd + AUTHOR_KEY.length;
-      const authorEnd = text.indexOf(YEAR_KEY, author);
-      const bookEnd = text.indexOf('}', authorEnd) + 1;
-      // A hit in the keys before a field: look again from the field's start.
-      if (end <= title) {
-        scan.lastIndex = title;
-        continue;
+  try {
+    for (const { text, bytes } of snapshot.pages) {
+      if (!(await goOn())) return undefined;
+      scan.lastIndex = 0;
+      for (let hit = scan.exec(text); hit !== null; hit = scan.exec(text)) {
+        // Text is never changed and `scan` is this search's own, so the loop resumes where it was.
+        if (++hits % HITS_PER_CHECK === 0 && !(await goOn())) return undefined;
+        const at = hit.index;
+        const end = at + hit[0].length;
+        const start = text.lastIndexOf(BOOK_START, at);
+        const title = text.indexOf(TITLE_KEY, start) + TITLE_KEY.length;
+        const titleEnd = text.indexOf(AUTHOR_KEY, title);
+        const author = titleEnd + AUTHOR_KEY.length;
+        const authorEnd = text.indexOf(YEAR_KEY, author);
+        const bookEnd = text.indexOf('}', authorEnd) + 1;
+        // A hit in the keys before a field: look again from the field's start.
+        if (end <= title) {
+          scan.lastIndex = title;
+          continue;
+        }
+        if (at >= titleEnd && end <= author) {
+          scan.lastIndex = author;
+          continue;
+        }
+        scan.lastIndex = bookEnd;
+        const matched =
+          at >= authorEnd
+            ? false
+            : (end <= titleEnd && !hasEscape(text, title, titleEnd)) ||
+              (at >= author && end <= authorEnd && !hasEscape(text, author, authorEnd)) ||
+              fieldMatches(text, title, titleEnd, decoded) ||
+              fieldMatches(text, author, authorEnd, decoded);
+        if (!matched) continue;
+        total++;
+        if (idAt(text, start + BOOK_START.length) <= options.after) continue;
+        if (books.length < options.limit) books.push(text.slice(start, bookEnd));
+        else more = true;
       }
-      if (at >= titleEnd && end <= author) {
-        scan.lastIndex = author;
-        continue;
-      }
-      scan.lastIndex = bookEnd;
-      const matched =
-        at >= authorEnd
-          ? false
-          : (end <= titleEnd && !hasEscape(text, title, titleEnd)) ||
-            (at >= author && end <= authorEnd && !hasEscape(text, author, authorEnd)) ||
-            fieldMatches(text, title, titleEnd, decoded) ||
-            fieldMatches(text, author, authorEnd, decoded);
-      if (!matched) continue;
-      total++;
-      if (idAt(text, start + BOOK_START.length) <= options.after) continue;
-      if (books.length < options.limit) books.push(text.slice(start, bookEnd));
-      else more = true;
+      scanned += bytes;
+      walk.passed();
     }
+  } finally {
+    walk.close();
   }
   return { books, more, total };
 }

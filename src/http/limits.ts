@@ -8,6 +8,12 @@
  * one client address may hold at most `maxConnectionsPerAddress` connections and
  * `maxInFlightPerAddress` requests waiting for their answers across them (0: no per-address
  * limit, for a service behind a reverse proxy, where every client shares the proxy's address).
+ *
+ * `minStreamBytesPerSecond` is the progress floor of a streamed answer (GET /books in full): one
+ * that falls more than `sendTimeoutMs` behind that rate is cut, so a reader that takes a little
+ * now and then cannot hold its connection, and the committed state it reads, for as long as it
+ * likes. 64 KiB/s (512 kbit/s) reads a 100 MB list (1M books) in 27 minutes; a client slower than
+ * that pages with `limit`/`after`, whose answers are small (SECURITY.md, "Limits").
  */
 export const TRANSPORT_LIMITS = {
   headersTimeoutMs: 10_000,
@@ -21,6 +27,7 @@ export const TRANSPORT_LIMITS = {
   maxPipelinedWithoutToken: 1,
   maxConnectionsPerAddress: 64,
   maxInFlightPerAddress: 256,
+  minStreamBytesPerSecond: 64 * 1024,
 } as const;
 
 /** TRANSPORT_LIMITS with every value overridable (ServerOptions.limits). */

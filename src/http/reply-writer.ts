@@ -5,8 +5,9 @@ import type { Cors } from './cors.ts';
 import { ANSWERS, HttpError } from './messages.ts';
 import { evaluatePreconditions, hasPreconditions, type PreconditionOutcome } from './preconditions.ts';
 import { pathOf, unreadBodyForcesClose } from './request.ts';
-import { envelopeReply, writeEnvelope, writeJson, writeNotModified } from './respond.ts';
+import { envelopeReply, writeEnvelope, writeJson, writeNotModified, writeStreamedJson } from './respond.ts';
 import type { Reply, RequestContext } from './route.ts';
+import type { ProgressFloor } from './stream-body.ts';
 
 /** The route of a request no route matched: a metric label is never the raw path (unbounded, holds ids). */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -46,13 +47,31 @@ export interface ReplyWriterOptions {
   answerFault: (err: unknown) => Reply | undefined;
   /** undefined: no request metrics. */
   requests: RequestRecorder | undefined;
+  /** What a streamed answer (GET /books in full) must keep up with. */
+  floor: ProgressFloor;
 }
 
 /** How an app turns replies and failures into answers and request log lines, built once per app. */
-export function createReplyWriter({ logger, cors, isDraining, answerFault, requests }: ReplyWriterOptions): { send: SendReply; fail: SendFailure } {
+export function createReplyWriter({ logger, cors, isDraining, answerFault, requests, floor }: ReplyWriterOptions): { send: SendReply; fail: SendFailure } {
   const logRequests = logger.isEnabled('info');
+  const streaming = { floor, logger };
 
-  const send: SendReply = ({ req, res, reqId, start, route }, given) => {
+  /**
+   * Counts and logs an answer once it is written: at once for an answer written whole, at its
+   * end for a streamed one (its last byte handed to the socket, or the cut, which the line says).
+   */
+  const answered = ({ req, reqId, start, route }: RequestContext, status: number, cut: boolean): void => {
+    const ms = performance.now() - start;
+    if (requests !== undefined) requests.record(req.method as string, route, status, ms / 1000);
+    if (logRequests) {
+      const fields: Record<string, unknown> = { reqId, method: req.method, path: pathOf(req.url as string), statusCode: status, responseTime: Math.round(ms * 1000) / 1000 };
+      if (cut) fields.incomplete = true;
+      logger.info('request', fields);
+    }
+  };
+
+  const send: SendReply = (ctx, given) => {
+    const { req, res, reqId } = ctx;
     // Only a success is conditional (RFC 9110 §13.2.1); without If-Match or If-None-Match this costs two header reads.
     const outcome = given.status === 200 && hasPreconditions(req.headers) ? readPrecondition(req, given) : 'proceed';
     const reply = outcome === 'failed' ? PRECONDITION_FAILED : given;
@@ -65,18 +84,13 @@ export function createReplyWriter({ logger, cors, isDraining, answerFault, reque
     if (status === 304) writeNotModified(res, reqId, headers);
     else if ('stream' in reply) reply.stream(headers);
     else if (reply.message === undefined) writeJson(res, reqId, reply.status, reply.body, headers);
-    else if (reply.body !== undefined) writeJson(res, reqId, reply.status, reply.body, headers);
-    else writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
-    if (requests !== undefined) requests.record(req.method as string, route, status, (performance.now() - start) / 1000);
-    if (logRequests) {
-      logger.info('request', {
-        reqId,
-        method: req.method,
-        path: pathOf(req.url as string),
-        statusCode: status,
-        responseTime: Math.round((performance.now() - start) * 1000) / 1000,
-      });
+    else if (reply.body === undefined) writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
+    else if (Buffer.isBuffer(reply.body)) writeJson(res, reqId, reply.status, reply.body, headers);
+    else {
+      writeStreamedJson(res, reqId, status, reply.body, headers, streaming, (finished) => answered(ctx, status, !finished));
+      return;
     }
+    answered(ctx, status, false);
   };
 
   const fail: SendFailure = (ctx, err) => {

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Answer } from './messages.ts';
 import type { EnvelopeReply, StreamedBody } from './route.ts';
-import { sendStreamed } from './stream-body.ts';
+import { sendStreamed, type StreamSettings } from './stream-body.ts';
 
 /** docs/contract.md, "Envelope": these go on every answer, whatever its status. */
 const CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -60,16 +60,34 @@ export function writeJson(
   res: ServerResponse,
   requestId: string,
   status: number,
-  body: string | Buffer | StreamedBody,
+  body: string | Buffer,
   extraHeaders?: Readonly<Record<string, string>>,
 ): void {
-  const streamed = typeof body === 'string' || Buffer.isBuffer(body) ? undefined : body;
+  writeJsonHead(res, requestId, status, Buffer.byteLength(body), extraHeaders);
+  res.end(body);
+}
+
+/** A JSON body written piece by piece (see `sendStreamed`), with the same headers as `writeJson`'s. */
+export function writeStreamedJson(
+  res: ServerResponse,
+  requestId: string,
+  status: number,
+  body: StreamedBody,
+  extraHeaders: Readonly<Record<string, string>> | undefined,
+  settings: StreamSettings,
+  ended: (finished: boolean) => void,
+): void {
+  writeJsonHead(res, requestId, status, body.length, extraHeaders);
+  sendStreamed(res, body, settings, ended);
+}
+
+function writeJsonHead(res: ServerResponse, requestId: string, status: number, length: number, extraHeaders: Readonly<Record<string, string>> | undefined): void {
   // A flat [name, value, …] list: Node serializes it as is, with no object to build or walk.
   const headers: (string | number)[] = [
     'content-type',
     extraHeaders?.['content-type'] ?? CONTENT_TYPE,
     'content-length',
-    streamed === undefined ? Buffer.byteLength(body as string | Buffer) : streamed.length,
+    length,
     'cache-control',
     extraHeaders?.['cache-control'] ?? 'no-store',
     'x-content-type-options',
@@ -81,8 +99,6 @@ export function writeJson(
     for (const name in extraHeaders) if (name !== 'cache-control' && name !== 'content-type') headers.push(name, extraHeaders[name] as string);
   }
   res.writeHead(status, headers);
-  if (streamed === undefined) res.end(body as string | Buffer);
-  else sendStreamed(res, streamed);
 }
 
 /**

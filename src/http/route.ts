@@ -36,11 +36,30 @@ export type EnvelopeReply = Answer & {
 
 /**
  * A body too large to hold as one string: its exact UTF-8 length (for Content-Length) and its
- * text in pieces, written with backpressure (see `sendStreamed`).
+ * text in pieces, written with backpressure (see `sendStreamed`). `chunks` is called once per
+ * answer sent; the iterator is returned (`return()`) when the answer ends, finished or cut.
  */
 export interface StreamedBody {
   readonly length: number;
-  chunks(): Iterator<string>;
+  chunks(sending: StreamSending): Iterator<StreamedPiece>;
+}
+
+/**
+ * One piece of a streamed body and its UTF-8 length, as the body knows it (the page texts carry
+ * theirs): progress is counted without measuring each piece again. The pieces' bytes add up to
+ * the body's `length`; within a page they may be shared out in proportion to its characters.
+ */
+export interface StreamedPiece {
+  readonly text: string;
+  readonly bytes: number;
+}
+
+/** One streamed answer as its pieces are sent: what a body's pieces may ask of it. */
+export interface StreamSending {
+  /** Bytes of the body handed to the socket so far. */
+  sent(): number;
+  /** Ends the answer by closing its connection, logging `why` (a warning). */
+  cut(why: string): void;
 }
 
 /**

@@ -137,7 +137,7 @@ export function createMetrics(): CatalogueMetrics {
   const registry = new Registry();
   const requests = new RequestMetrics(
     registry.counter('http_requests_total', 'HTTP requests answered, by method, route pattern and status.', ['method', 'route', 'status']),
-    registry.histogram('http_request_duration_seconds', 'Time from the arrival of a request to its answer being written, in seconds.', REQUEST_BUCKETS, ['method', 'route']),
+    registry.histogram('http_request_duration_seconds', 'Time from the arrival of a request to the last byte of its answer handed to the socket, or to the cut of a streamed answer (GET /books in full), in seconds; for GET /events, to its stream\'s head.', REQUEST_BUCKETS, ['method', 'route']),
   );
   const storeObserver = createStoreObserver(registry);
   const auth = createAuthObserver(registry);

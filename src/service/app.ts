@@ -6,6 +6,7 @@ import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
 import { BookIdsExhaustedError, PreconditionFailedError } from '../faults.ts';
 import { createCors, type Cors } from '../http/cors.ts';
 import { createHostCheck } from '../http/host-names.ts';
+import { TRANSPORT_LIMITS, type TransportLimits } from '../http/limits.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { createReplyWriter, UNMATCHED_ROUTE } from '../http/reply-writer.ts';
 import { malformedRequest, pathOf, requestIdFrom } from '../http/request.ts';
@@ -69,6 +70,12 @@ export interface AppOptions {
    * same one to `openStore`. Default: a budget of its own of DEFAULT_MEMORY_BUDGET_BYTES.
    */
   memoryBudget?: MemoryBudget;
+  /**
+   * Overrides of TRANSPORT_LIMITS. The app enforces one of them itself, wherever it is mounted: the
+   * progress floor of a streamed answer (`minStreamBytesPerSecond`, with `sendTimeoutMs` as the lag
+   * allowed; docs/contract.md, "Transport"). createServer hands the same limits to its transport.
+   */
+  limits?: Partial<TransportLimits>;
 }
 
 /** A `(req, res)` handler for any `node:http` or `node:https` server. */
@@ -163,6 +170,7 @@ export function createApp(options: AppOptions): App {
     isDraining: () => app.draining,
     openApiDocument: documentMountedAt(options.mountPath),
     linkBase: options.mountPath?.replace(/\/+$/, '') ?? '',
+    memoryBudget,
   };
   // The page's routes come after the API's: they add nothing to the cost of matching the others.
   const table = options.ui === true ? [...ROUTE_TABLE, ...uiRoutes(loadUiAssets())] : ROUTE_TABLE;
@@ -174,7 +182,9 @@ export function createApp(options: AppOptions): App {
   // RFC 9110 §9.3.7: `OPTIONS *` asks about the server as a whole (docs/contract.md, "Paths and ids").
   const serverOptions = envelopeReply(ANSWERS.ok, 'null', { allow: router.allowAnywhere('OPTIONS') });
   const authorize = createAuthorizer({ keys, tickets, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });
-  const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining, answerFault, requests: options.metrics?.requests });
+  const limits = { ...TRANSPORT_LIMITS, ...options.limits };
+  const floor = { minBytesPerSecond: limits.minStreamBytesPerSecond, graceMs: limits.sendTimeoutMs };
+  const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining, answerFault, requests: options.metrics?.requests, floor });
 
   const app = ((req: IncomingMessage, res: ServerResponse): void => {
     const match = router.match(req.method as string, pathOf(req.url as string));

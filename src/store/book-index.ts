@@ -1,3 +1,5 @@
+import { ListReaders, ListText, type PageWalk, type WalkAccount } from './list-readers.ts';
+
 /**
  * Ids per page. A list's snapshot rebuilds every page changed since the last one (measured at 1M
  * books: ~0.25 ms a page at 1024 ids, ~1 ms at 4096), and a list being sent keeps its own copy of
@@ -18,20 +20,25 @@ const ID_PREFIX = '{"id":';
  * changed the page repacks.
  */
 interface Page {
+  readonly key: number;
   packed: string;
   starts: Int32Array;
   ends: Int32Array;
   changed: (string | null | undefined)[] | undefined;
   changedCount: number;
   live: number;
-  /** `packed` with its UTF-8 size once a list asked for it (see pageText); dropped by the next change. */
-  text: PageText | undefined;
+  /**
+   * `packed` with its UTF-8 size once a list asked for it (see pageText). Until the page repacks
+   * it is the same string as `packed`, changes or not; after, only the lists holding it keep it.
+   */
+  text: ListText | undefined;
 }
 
 /**
  * One page's books exactly as they appear inside GET /books, and that text's UTF-8 length. Never
  * changed once made (a change makes a new one), so a list being sent can hold the ones of the
- * state it started from while writes go on: copy-on-write at page granularity.
+ * state it started from while writes go on: copy-on-write at page granularity. What such lists
+ * keep of the texts writes have superseded is counted against the memory budget (ListReaders).
  */
 export interface PageText {
   readonly text: string;
@@ -45,6 +52,12 @@ export interface ListSnapshot {
   readonly count: number;
   /** UTF-8 length of `[…]`: the pages, the commas between them and the brackets. */
   readonly bytes: number;
+  /**
+   * Starts a pass over `pages` in order that tells it each page it is done with (`passed`) and
+   * when it ends (`close`): what it still has ahead is counted while writes supersede it
+   * (ListReaders). Whatever holds a snapshot over event-loop turns walks it.
+   */
+  walk(account: WalkAccount): PageWalk;
 }
 
 /** Which page an id lives in: a snapshot loader hands `addPacked` one page's lines at a time. */
@@ -52,8 +65,8 @@ export function pageOf(id: number): number {
   return Math.floor(id / PAGE);
 }
 
-function emptyPage(): Page {
-  return { packed: '', starts: new Int32Array(PAGE).fill(-1), ends: new Int32Array(PAGE), changed: undefined, changedCount: 0, live: 0, text: undefined };
+function emptyPage(key: number): Page {
+  return { key, packed: '', starts: new Int32Array(PAGE).fill(-1), ends: new Int32Array(PAGE), changed: undefined, changedCount: 0, live: 0, text: undefined };
 }
 
 function has(page: Page, slot: number): boolean {
@@ -82,11 +95,9 @@ function pageBooks(page: Page): string[] {
  * joining its books that the text needs anyway, so it never holds its books twice (packed and
  * text) and a catalogue written all over stays one copy of its JSON.
  */
-function pageText(page: Page): PageText {
-  if (page.text === undefined) {
-    if (page.changed !== undefined) repack(page);
-    page.text = { text: page.packed, bytes: Buffer.byteLength(page.packed) };
-  }
+function pageText(page: Page, readers: ListReaders): ListText {
+  if (page.changed !== undefined) repack(page, readers);
+  page.text ??= new ListText(page.packed, Buffer.byteLength(page.packed), page.key);
   return page.text;
 }
 
@@ -97,8 +108,15 @@ export function idAt(text: string, from: number): number {
   return id;
 }
 
-/** Makes `books` (slot, JSON; ascending slots) the page's packed text: O(page). */
-function pack(page: Page, books: [number, string][]): void {
+/**
+ * Makes `books` (slot, JSON; ascending slots) the page's packed text: O(page). The list text of
+ * the packed text it replaces is then superseded: memory only the lists holding it keep.
+ */
+function pack(page: Page, books: [number, string][], readers: ListReaders): void {
+  if (page.text !== undefined) {
+    readers.supersede(page.text);
+    page.text = undefined;
+  }
   page.starts.fill(-1);
   let offset = 0;
   for (const [slot, json] of books) {
@@ -109,16 +127,15 @@ function pack(page: Page, books: [number, string][]): void {
   page.packed = books.map(([, json]) => json).join(',');
   page.changed = undefined;
   page.changedCount = 0;
-  page.text = undefined;
 }
 
-function repack(page: Page): void {
+function repack(page: Page, readers: ListReaders): void {
   const books: [number, string][] = [];
   for (let slot = 0; slot < PAGE; slot++) {
     const json = read(page, slot);
     if (json !== undefined) books.push([slot, json]);
   }
-  pack(page, books);
+  pack(page, books, readers);
 }
 
 /**
@@ -132,6 +149,8 @@ export class BookIndex {
   readonly #pages = new Map<number, Page>();
   /** Pages whose list text a change dropped, oldest first: what the next snapshot would rebuild. */
   readonly #stale = new Set<Page>();
+  /** The walks over its snapshots, told of every list text the index lets go while they may hold it. */
+  readonly #readers = new ListReaders();
   #size = 0;
   /** The largest page key ever used: ids only grow, so no page lies beyond it. */
   #lastKey = -1;
@@ -149,7 +168,7 @@ export class BookIndex {
     const key = pageOf(id);
     let page = this.#pages.get(key);
     if (page === undefined) {
-      page = emptyPage();
+      page = emptyPage(key);
       this.#pages.set(key, page);
       if (key > this.#lastKey) this.#lastKey = key;
     }
@@ -170,6 +189,7 @@ export class BookIndex {
     if (--page.live === 0) {
       this.#pages.delete(key);
       this.#stale.delete(page);
+      if (page.text !== undefined) this.#readers.supersede(page.text);
     } else {
       this.#change(page, slot, null);
     }
@@ -183,23 +203,22 @@ export class BookIndex {
    * must not exist yet.
    */
   addPacked(text: string, bytes: number): void {
-    const page = emptyPage();
-    let key: number | undefined;
+    const key = pageOf(idAt(text, ID_PREFIX.length));
+    const page = emptyPage(key);
     // Line i loses i newlines before it once ",\n" becomes ",": its offsets shift by i.
     for (let start = 0, line = 0; start < text.length; line++) {
       const newline = text.indexOf('\n', start);
       const end = text.charCodeAt(newline - 1) === 44 ? newline - 1 : newline;
       const id = idAt(text, start + ID_PREFIX.length);
-      key ??= pageOf(id);
       page.starts[id % PAGE] = start - line;
       page.ends[id % PAGE] = end - line;
       page.live++;
       start = newline + 1;
     }
-    if (key === undefined) return;
+    if (page.live === 0) return;
     page.packed = text.replaceAll(',\n', ',').slice(0, -1);
     // What packing dropped is newlines and commas: one byte each.
-    page.text = { text: page.packed, bytes: bytes - (text.length - page.packed.length) };
+    page.text = new ListText(page.packed, bytes - (text.length - page.packed.length), key);
     this.#pages.set(key, page);
     if (key > this.#lastKey) this.#lastKey = key;
     this.#size += page.live;
@@ -209,9 +228,8 @@ export class BookIndex {
     page.changed ??= new Array<string | null | undefined>(PAGE).fill(undefined);
     if (page.changed[slot] === undefined) page.changedCount++;
     page.changed[slot] = json;
-    page.text = undefined;
     this.#stale.add(page);
-    if (page.changedCount >= REPACK_AT) repack(page);
+    if (page.changedCount >= REPACK_AT) repack(page, this.#readers);
   }
 
   /**
@@ -223,7 +241,7 @@ export class BookIndex {
    */
   buildListTexts(until: number): number {
     for (const page of this.#stale) {
-      pageText(page);
+      pageText(page, this.#readers);
       this.#stale.delete(page);
       if (performance.now() >= until) break;
     }
@@ -237,7 +255,7 @@ export class BookIndex {
 
   /** `[book,book,…]` in ascending id order: unchanged pages are reused as they are. */
   listJson(): string {
-    return `[${Array.from(this.#pages.values(), (page) => pageText(page).text).join(',')}]`;
+    return `[${Array.from(this.#pages.values(), (page) => pageText(page, this.#readers).text).join(',')}]`;
   }
 
   /**
@@ -245,11 +263,12 @@ export class BookIndex {
    * the last snapshot. Later changes never alter what it holds.
    */
   snapshot(): ListSnapshot {
-    const pages = Array.from(this.#pages.values(), pageText);
+    const readers = this.#readers;
+    const pages = Array.from(this.#pages.values(), (page) => pageText(page, readers));
     this.#stale.clear();
     let bytes = 2 + Math.max(0, pages.length - 1);
     for (const page of pages) bytes += page.bytes;
-    return { pages, count: this.#size, bytes };
+    return { pages, count: this.#size, bytes, walk: (account) => readers.open(pages, bytes, account) };
   }
 
   /**
