@@ -7,7 +7,7 @@ export { createServer, type CatalogueServer, type ServerOptions } from './servic
 export { listen, SHUTDOWN_GRACE_MS, type DrainResult } from './http/server.ts';
 export { TRANSPORT_LIMITS, type TransportLimits } from './http/limits.ts';
 export { LOOPBACK_HOST_NAMES } from './http/host-names.ts';
-export { MemoryBudget, DEFAULT_MEMORY_BUDGET_BYTES, CONSUMER_KINDS, type Charge, type Consumer, type ConsumerKind } from './memory/budget.ts';
+export { MemoryBudget, DEFAULT_MEMORY_BUDGET_BYTES, defaultMemoryBudgetBytes, CONSUMER_KINDS, type Charge, type Consumer, type ConsumerKind } from './memory/budget.ts';
 export { openStore, type StoreOptions } from './store/open.ts';
 export type { BookStore, DurableBookStore, StoreStats, VersionCondition } from './store/book-store.ts';
 export type { FileHandleLike, FileInfo, FileLayer, FileStatus, OpenFlags } from './fs/durable-fs.ts';

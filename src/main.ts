@@ -16,7 +16,7 @@ import { isNotFound } from './fs/durable-fs.ts';
 import { defaultAllowedHosts } from './http/host-names.ts';
 import { listen, SHUTDOWN_GRACE_MS } from './http/server.ts';
 import { batchLines, createLogger, type Logger } from './log.ts';
-import { MemoryBudget } from './memory/budget.ts';
+import { defaultMemoryBudgetBytes, MemoryBudget } from './memory/budget.ts';
 import { createMetrics, type CatalogueMetrics } from './metrics/catalogue-metrics.ts';
 import { createMetricsServer } from './metrics/listener.ts';
 import { createServer, type CatalogueServer } from './service/server.ts';
@@ -243,7 +243,7 @@ async function serve(config: Config, warnings: readonly string[]): Promise<void>
   const dataDir = resolve(config.dataDir);
   const metrics = config.metrics === undefined ? undefined : createMetrics();
   // One budget for the store's retained changes and everything the app's clients hold.
-  const memoryBudget = new MemoryBudget(config.memoryBudgetBytes);
+  const memoryBudget = new MemoryBudget(config.memoryBudgetBytes ?? defaultMemoryBudgetBytes());
   let store: BookStore;
   let running: Running;
   let stopMetrics: (() => void) | undefined;

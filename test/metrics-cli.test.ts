@@ -82,4 +82,30 @@ describe('METRICS_PORT / --metrics-port', () => {
       assert.equal(exit.code, 0, exit.stderr);
     }
   });
+
+  it('the memory budget is MEMORY_BUDGET_MB, else a quarter of the JavaScript heap limit at most 256 MiB: a smaller heap gets a smaller budget', async () => {
+    const budgetOf = async (env: Record<string, string>): Promise<number> => {
+      const service = await startMain({ cwd: await dirs.make(), args: ['--port', '0', '--host', '127.0.0.1', '--metrics-port', '0', '--data-dir', 'data'], env: { ...ENV, ...env } });
+      try {
+        const line = service
+          .output()
+          .stdout.split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as { metricsPort?: number })
+          .find((l) => l.metricsPort !== undefined);
+        const text = await (await fetch(`http://127.0.0.1:${line?.metricsPort}/metrics`)).text();
+        return Number(/^book_catalogue_memory_budget_bytes (\d+)$/m.exec(text)?.[1]);
+      } finally {
+        const exit = await service.stop();
+        assert.equal(exit.code, 0, exit.stderr);
+      }
+    };
+    const MIB = 1024 * 1024;
+    assert.equal(await budgetOf({ MEMORY_BUDGET_MB: '10' }), 10 * MIB);
+    // A 256 MiB old space makes a heap limit of about 300 MiB: a budget of about 75 MiB.
+    const small = await budgetOf({ NODE_OPTIONS: '--max-old-space-size=256' });
+    assert.ok(small > 50 * MIB && small < 100 * MIB, `budget with a 256 MiB old space: ${small / MIB} MiB`);
+    const large = await budgetOf({ NODE_OPTIONS: '--max-old-space-size=4096' });
+    assert.equal(large, 256 * MIB, 'the default stops at 256 MiB');
+  });
 });

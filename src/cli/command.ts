@@ -38,8 +38,8 @@ export interface Config {
   maxEventStreams: number;
   /** Open GET /events streams from one client address. 0: no limit. */
   maxEventStreamsPerAddress: number;
-  /** Bytes clients may make the process hold beyond the catalogue (SECURITY.md, "Memory budget"). */
-  memoryBudgetBytes: number;
+  /** Bytes clients may make the process hold beyond the catalogue (SECURITY.md, "Memory budget"); undefined: `defaultMemoryBudgetBytes()`. */
+  memoryBudgetBytes: number | undefined;
   /** Origins allowed to call from a browser (`*`: any); absent: CORS off (docs/contract.md, "Cross-origin requests"). */
   corsOrigins?: string[];
   /** Host names accepted (docs/contract.md, "Host names"); absent: loopback names when HOST is loopback, else any. */
@@ -119,7 +119,7 @@ Environment only:
   MAX_IN_FLIGHT_PER_ADDRESS  requests from one address waiting for answers (default ${TRANSPORT_LIMITS.maxInFlightPerAddress}; 0: no limit)
   MAX_EVENT_STREAMS_PER_ADDRESS  GET /events streams from one address (default ${EVENT_STREAM_DEFAULTS.maxStreamsPerAddress}; 0: no limit)
                       behind a reverse proxy every client has the proxy's address: set these three to 0
-  MEMORY_BUDGET_MB    MiB clients may make the process hold beyond the catalogue, 1 or more (default ${DEFAULT_MEMORY_BUDGET_BYTES / MIB})
+  MEMORY_BUDGET_MB    MiB clients may make the process hold beyond the catalogue, 1 or more (default: a quarter of the JavaScript heap limit, at most ${DEFAULT_MEMORY_BUDGET_BYTES / MIB})
   CORS_ORIGINS        comma-separated origins browsers may call from (* for any); unset: CORS off
   ALLOWED_HOSTS       comma-separated host names answered (.example.com: and its subdomains; * for any);
                       unset: localhost names when HOST is a loopback address, else any
@@ -250,7 +250,7 @@ function resolveConfig(flags: Flags, env: EnvLookup, origin: Origin): Config {
         ? EVENT_STREAM_DEFAULTS.maxStreamsPerAddress
         : parseWhole('per-address event stream limit', perAddressText.streams, 0, origin(undefined, 'MAX_EVENT_STREAMS_PER_ADDRESS')),
     memoryBudgetBytes:
-      budgetText === undefined ? DEFAULT_MEMORY_BUDGET_BYTES : MIB * parseWhole('memory budget', budgetText, 1, origin(undefined, 'MEMORY_BUDGET_MB'), MAX_BUDGET_MIB),
+      budgetText === undefined ? undefined : MIB * parseWhole('memory budget', budgetText, 1, origin(undefined, 'MEMORY_BUDGET_MB'), MAX_BUDGET_MIB),
     ...(corsOrigins.length > 0 && { corsOrigins }),
     ...(allowedHosts !== undefined && { allowedHosts }),
     ...(metricsPort !== undefined && { metrics: { port: parsePort(metricsPort, origin('metricsPort', 'METRICS_PORT')), host: flags.metricsHost ?? env('METRICS_HOST') ?? DEFAULTS.metricsHost } }),

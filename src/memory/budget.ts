@@ -12,8 +12,20 @@ export type ConsumerKind = 'list_snapshots' | 'answers_in_flight' | 'event_strea
 
 export const CONSUMER_KINDS: readonly ConsumerKind[] = ['list_snapshots', 'answers_in_flight', 'event_streams', 'retained_changes'];
 
-/** Default budget: what a 2 GB host can give on top of the catalogue itself (SECURITY.md, "Memory budget"). */
+import { getHeapStatistics } from 'node:v8';
+
+/** The default budget at most: what a 2 GB host can give on top of the catalogue itself (SECURITY.md, "Memory budget"). */
 export const DEFAULT_MEMORY_BUDGET_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The budget when none is set: a quarter of V8's heap limit, at most DEFAULT_MEMORY_BUDGET_BYTES.
+ * V8 sizes its heap limit from the host's memory (a quarter of it) or from
+ * `--max-old-space-size`; what clients hold is heap, so a budget past the limit would let them
+ * crash the process instead of being cut, and the rest of the heap is the catalogue's.
+ */
+export function defaultMemoryBudgetBytes(): number {
+  return Math.min(DEFAULT_MEMORY_BUDGET_BYTES, Math.floor(getHeapStatistics().heap_size_limit / 4));
+}
 
 /** One thing holding memory on a client's behalf. */
 export interface Consumer {

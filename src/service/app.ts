@@ -14,7 +14,7 @@ import { encodedReply, envelopeReply } from '../http/respond.ts';
 import type { Handler, Reply, RequestContext } from '../http/route.ts';
 import { Router } from '../http/router.ts';
 import { silentLogger, type Logger } from '../log.ts';
-import { DEFAULT_MEMORY_BUDGET_BYTES, MemoryBudget } from '../memory/budget.ts';
+import { defaultMemoryBudgetBytes, MemoryBudget } from '../memory/budget.ts';
 import { EVENT_STREAM_DEFAULTS, StreamRegistry, type EventStreamOptions } from '../events/stream-registry.ts';
 import type { CatalogueMetrics } from '../metrics/catalogue-metrics.ts';
 import { InvalidBookError } from '../model/valid-book.ts';
@@ -67,7 +67,7 @@ export interface AppOptions {
   ui?: boolean;
   /**
    * The one budget for what clients make the process hold (SECURITY.md, "Memory budget"); pass the
-   * same one to `openStore`. Default: a budget of its own of DEFAULT_MEMORY_BUDGET_BYTES.
+   * same one to `openStore`. Default: a budget of its own of `defaultMemoryBudgetBytes()`.
    */
   memoryBudget?: MemoryBudget;
   /**
@@ -150,7 +150,7 @@ export function createApp(options: AppOptions): App {
   const keys = signingKeys(options.secret, options.previousSecret);
   const tickets = ticketKeys(keys);
   const { store } = options;
-  const memoryBudget = options.memoryBudget ?? new MemoryBudget(DEFAULT_MEMORY_BUDGET_BYTES);
+  const memoryBudget = options.memoryBudget ?? new MemoryBudget(defaultMemoryBudgetBytes());
   options.metrics?.watchMemoryBudget(memoryBudget);
   const eventStreams = new StreamRegistry(store.feed, { ...EVENT_STREAM_DEFAULTS, ...options.eventStreams }, logger, now, memoryBudget);
   options.metrics?.watchEventStreams(() => eventStreams.size);

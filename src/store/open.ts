@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { ChangeLog } from './change-log.ts';
 import { silentLogger, type Logger } from '../log.ts';
-import { DEFAULT_MEMORY_BUDGET_BYTES, MemoryBudget } from '../memory/budget.ts';
+import { defaultMemoryBudgetBytes, MemoryBudget } from '../memory/budget.ts';
 import { COMPACTION_DEFAULTS, type CompactionOptions } from './compaction.ts';
 import { makeDataDir } from '../fs/data-dir.ts';
 import { openDataFile } from '../fs/data-file.ts';
@@ -27,7 +27,7 @@ export interface StoreOptions {
   /**
    * What the change feed's changes beyond the last 10,000 are charged to (`retained_changes`;
    * SECURITY.md, "Memory budget"): pass the one given to `createApp`, so that one budget bounds
-   * them all. Default: a budget of its own of DEFAULT_MEMORY_BUDGET_BYTES.
+   * them all. Default: a budget of its own of `defaultMemoryBudgetBytes()`.
    */
   memoryBudget?: MemoryBudget;
 }
@@ -50,7 +50,7 @@ export async function openStore(dir: string, options: StoreOptions = {}): Promis
     const journal = await JournalWriter.open(fs, dir, logger, loaded.journals, loaded.seq);
     const observer = options.observer ?? NO_STORE_OBSERVER;
     const onListenerError = (err: unknown): void => logger.error('a change feed listener threw; it was unsubscribed', { err: err as Error });
-    const budget = options.memoryBudget ?? new MemoryBudget(DEFAULT_MEMORY_BUDGET_BYTES);
+    const budget = options.memoryBudget ?? new MemoryBudget(defaultMemoryBudgetBytes());
     const feed = new ChangeLog(loaded.seq, loaded.changes, onListenerError, loaded.snapshotSeq, budget);
     const recovered = { dir, fs, logger, observer, index: loaded.index, nextId: loaded.nextId, seq: loaded.seq, journal, snapshotBytes: loaded.snapshotBytes, feed, release };
     const store = new FileBookStore(recovered, { ...COMPACTION_DEFAULTS, ...options.compaction }, options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS);
