@@ -64,10 +64,13 @@ async function slowList(port: number, token: string): Promise<Socket> {
     if (received >= allowed) socket.pause();
   });
   socket.once('close', () => clearInterval(pace));
-  socket.write(`GET /books HTTP/1.1\r\nHost: bench\r\nAuthorization: ${token}\r\n\r\n`);
-  // Its first bytes say the service has taken its snapshot.
+  socket.write(`GET /books HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${token}\r\n\r\n`);
+  // Its first bytes say the service has taken its snapshot; anything but a 200 would leave the
+  // attack measuring nothing, so it stops the bench.
   socket.resume();
-  await once(socket, 'data');
+  const [first] = (await once(socket, 'data')) as [Buffer];
+  const status = first.toString('latin1', 0, 12);
+  if (status !== 'HTTP/1.1 200') throw new Error(`a slow reader's GET /books answered ${JSON.stringify(first.toString('latin1', 0, 80))}`);
   return socket;
 }
 
