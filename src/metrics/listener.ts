@@ -15,7 +15,7 @@ import type { Registry } from './registry.ts';
 /**
  * The service's transport limits, cut to what scrapers need (SECURITY.md, "Limits"). A scraper
  * sends one small GET every few seconds on a connection it keeps between scrapes (30 s outlasts
- * Prometheus's usual 15 s interval), gives up on an answer after 10 s (Prometheus's default
+ * the 15 s interval of docs/operations.md's scrape configuration), gives up on an answer after 10 s (Prometheus's default
  * `scrape_timeout`, hence the request and send timeouts) and never pipelines: with no token to
  * tell a scraper from anyone else, every request is held to the rule the service's port applies to
  * one without a token, so a request that arrives while an answer is still being written resets
