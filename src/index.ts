@@ -16,7 +16,7 @@ export { RETAINED_CHANGES, type ChangeFeed, type ChangeListener } from './store/
 export type { CompactionOptions } from './store/compaction.ts';
 export type { StoreObserver } from './store/observer.ts';
 export { createMetrics, type CatalogueMetrics, type AuthObserver, type ConnectionObserver, type TokenRejection } from './metrics/catalogue-metrics.ts';
-export { createMetricsServer, type MetricsServerOptions } from './metrics/listener.ts';
+export { createMetricsServer, METRICS_LIMITS, type MetricsServer, type MetricsServerOptions } from './metrics/listener.ts';
 export { Registry, Counter, Gauge, Histogram, type CollectedOptions, type Family, type MetricType, type Sample } from './metrics/registry.ts';
 export { EXPOSITION_CONTENT_TYPE } from './metrics/exposition.ts';
 export { readCatalogue, writeCatalogue, type Catalogue } from './store/catalogue-file.ts';

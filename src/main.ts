@@ -174,22 +174,27 @@ async function startServer(
 }
 
 /** The metrics listener, when METRICS_PORT asks for it: its own port, never the public one. */
-async function startMetrics(config: Config, metrics: CatalogueMetrics | undefined, logger: Logger): Promise<(() => void) | undefined> {
+async function startMetrics(
+  config: Config,
+  metrics: CatalogueMetrics | undefined,
+  logger: Logger,
+  memoryBudget: MemoryBudget,
+): Promise<(() => Promise<void>) | undefined> {
   if (config.metrics === undefined || metrics === undefined) return undefined;
   const { port, host } = config.metrics;
   // ALLOWED_HOSTS names the service; scrapers reach this listener by its own address.
-  const server = createMetricsServer(metrics.registry, withAllowedHosts(defaultAllowedHosts(host)));
+  const server = createMetricsServer(metrics.registry, { ...withAllowedHosts(defaultAllowedHosts(host)), logger, memoryBudget });
   let address: AddressInfo;
   try {
     address = await listen(server, port, host);
   } catch (err) {
+    server.close();
     throw new StartupError(`cannot listen for metrics on ${host}:${port}: ${(err as Error).message}`);
   }
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   logger.info(`metrics on http://${shown}:${address.port}/metrics`, { metricsPort: address.port });
-  return () => {
-    server.close();
-    server.closeAllConnections();
+  return async () => {
+    await server.shutdown();
     metrics.close();
   };
 }
@@ -202,7 +207,7 @@ async function startMetrics(config: Config, metrics: CatalogueMetrics | undefine
 const SAME_CTRL_C_MS = 1000;
 
 /** SIGINT or SIGTERM drains the server; a second one exits at once. */
-function installSignalHandlers(server: CatalogueServer, logger: Logger, stopMetrics: (() => void) | undefined): void {
+function installSignalHandlers(server: CatalogueServer, logger: Logger, stopMetrics: (() => Promise<void>) | undefined): void {
   let first: { signal: NodeJS.Signals; at: number } | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (first !== undefined) {
@@ -212,9 +217,9 @@ function installSignalHandlers(server: CatalogueServer, logger: Logger, stopMetr
     }
     first = { signal, at: performance.now() };
     logger.info(`${signal} received: finishing requests in flight, then exiting`);
-    server.shutdown().then(
-      ({ abandoned }) => {
-        stopMetrics?.();
+    // The metrics listener drains beside the service, within the same grace period.
+    Promise.all([server.shutdown(), stopMetrics?.()]).then(
+      ([{ abandoned }]) => {
         if (abandoned === 0) logger.info('stopped cleanly');
         else logger.warn(`stopped: ${abandoned} request${abandoned === 1 ? ' was' : 's were'} still in flight at the ${SHUTDOWN_GRACE_MS / 1000} s limit and cut off`, { abandoned });
         process.off('SIGINT', onSignal);
@@ -246,7 +251,7 @@ async function serve(config: Config, warnings: readonly string[]): Promise<void>
   const memoryBudget = new MemoryBudget(config.memoryBudgetBytes ?? defaultMemoryBudgetBytes());
   let store: BookStore;
   let running: Running;
-  let stopMetrics: (() => void) | undefined;
+  let stopMetrics: (() => Promise<void>) | undefined;
   try {
     store = await openDataDir(dataDir, logger, metrics?.storeObserver, memoryBudget);
   } catch (err) {
@@ -262,7 +267,7 @@ async function serve(config: Config, warnings: readonly string[]): Promise<void>
   }
   const { server, address } = running;
   try {
-    stopMetrics = await startMetrics(config, metrics, logger);
+    stopMetrics = await startMetrics(config, metrics, logger, memoryBudget);
   } catch (err) {
     metrics?.close();
     await server.shutdown();

@@ -4,8 +4,9 @@ import { after, describe, it } from 'node:test';
 import { parseCommand, type Config } from '../src/cli/command.ts';
 import { RETAINED_CHANGES } from '../src/store/change-log.ts';
 import { openStore } from '../src/store/open.ts';
-import { killAll, startMain } from './helpers/process.ts';
+import { killAll, outputMatching, startMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
+import { within } from './helpers/wait.ts';
 
 const ENV = { SECRET_TOKEN: 'metrics-cli-secret-that-is-32-bytes-long', AUTH_PASSWORD: 'metrics-cli-password' };
 
@@ -51,6 +52,9 @@ describe('METRICS_PORT / --metrics-port', () => {
       const publicAnswer = await fetch(`${service.url}/metrics`);
       assert.equal(publicAnswer.status, 404);
       assert.equal(((await publicAnswer.json()) as { message: string }).message, 'Not found');
+      // The scrape is logged through the service's logger, its line naming the listener.
+      const scrapeLine = /^\{[^\n]*"listener":"metrics","reqId":"[^"]+","method":"GET","path":"\/metrics","statusCode":200,/m;
+      await within('the scrape\'s request line', outputMatching(service, 'stdout', scrapeLine));
     } finally {
       const exit = await service.stop();
       assert.equal(exit.code, 0, exit.stderr);

@@ -1,3 +1,5 @@
+import type { ProgressFloor } from './stream-body.ts';
+
 /**
  * docs/contract.md, "Transport": transport limits, enforced about every second. The connection cap
  * sits well above what idle clients can pin: a connection that sends nothing is closed after
@@ -29,6 +31,11 @@ export const TRANSPORT_LIMITS = {
   maxInFlightPerAddress: 256,
   minStreamBytesPerSecond: 64 * 1024,
 } as const;
+
+/** The progress floor of a streamed answer under these limits: the rate, with the send timeout's lag (SECURITY.md, "Limits"). */
+export function progressFloor(limits: TransportLimits): ProgressFloor {
+  return { minBytesPerSecond: limits.minStreamBytesPerSecond, graceMs: limits.sendTimeoutMs };
+}
 
 /** TRANSPORT_LIMITS with every value overridable (ServerOptions.limits). */
 export type TransportLimits = { readonly [K in keyof typeof TRANSPORT_LIMITS]: number };

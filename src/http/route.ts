@@ -64,8 +64,9 @@ export interface StreamSending {
 
 /**
  * An answer sent without the envelope: GET /openapi.json, since tools that read OpenAPI documents
- * expect the document itself at its URL, and the built-in page and its assets (which name their
- * own `content-type`). Its ETag makes it conditional, as an envelope's does (http/preconditions.ts).
+ * expect the document itself at its URL, the built-in page and its assets, and the metrics
+ * listener's exposition (which name their own `content-type`). Its ETag makes it conditional, as
+ * an envelope's does (http/preconditions.ts).
  */
 export interface DocumentReply {
   readonly status: 200;

@@ -6,7 +6,7 @@ import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
 import { BookIdsExhaustedError, PreconditionFailedError } from '../faults.ts';
 import { createCors, type Cors } from '../http/cors.ts';
 import { createHostCheck } from '../http/host-names.ts';
-import { TRANSPORT_LIMITS, type TransportLimits } from '../http/limits.ts';
+import { progressFloor, TRANSPORT_LIMITS, type TransportLimits } from '../http/limits.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { createReplyWriter, UNMATCHED_ROUTE } from '../http/reply-writer.ts';
 import { malformedRequest, pathOf, requestIdFrom } from '../http/request.ts';
@@ -182,8 +182,7 @@ export function createApp(options: AppOptions): App {
   // RFC 9110 §9.3.7: `OPTIONS *` asks about the server as a whole (docs/contract.md, "Paths and ids").
   const serverOptions = envelopeReply(ANSWERS.ok, 'null', { allow: router.allowAnywhere('OPTIONS') });
   const authorize = createAuthorizer({ keys, tickets, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });
-  const limits = { ...TRANSPORT_LIMITS, ...options.limits };
-  const floor = { minBytesPerSecond: limits.minStreamBytesPerSecond, graceMs: limits.sendTimeoutMs };
+  const floor = progressFloor({ ...TRANSPORT_LIMITS, ...options.limits });
   const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining, answerFault, requests: options.metrics?.requests, floor });
 
   const app = ((req: IncomingMessage, res: ServerResponse): void => {
