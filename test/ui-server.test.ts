@@ -114,7 +114,8 @@ describe('GET / (the built-in page) with ui: true', () => {
   it('the first view (page, style, scripts, icon) is under 64 KB uncompressed', async () => {
     const page = await app.request('GET', '/', { auth: false });
     let total = Buffer.byteLength(page.text);
-    for (const link of assetLinks(page.text)) total += Buffer.byteLength((await app.request('GET', `/${link}`, { auth: false })).text);
+    // Each file once: main.js is both the module script and one of the module preloads.
+    for (const link of new Set(assetLinks(page.text))) total += Buffer.byteLength((await app.request('GET', `/${link}`, { auth: false })).text);
     assert.ok(total < 64 * 1024, `${total} bytes`);
   });
 
