@@ -1,5 +1,5 @@
-import type { Book } from '../../model/book.ts';
-import { changedNames, FIELD_LABELS, FIELDS, type Typed } from './book-input.ts';
+import type { BookFields } from '../../model/book.ts';
+import { changedNames, FIELD_LABELS, FIELDS, type FieldName, type Typed } from './book-input.ts';
 import { element, say } from './dom.ts';
 import { fill, focusFirstProblem, showProblems, typedIn, type BookInputs } from './fields-view.ts';
 import type { AppState, Conflict } from './state.ts';
@@ -33,7 +33,7 @@ export interface EditDialogHandlers {
   saved(id: number): void;
 }
 
-const quoted = (book: Book, field: keyof Book): string => (field === 'year' || field === 'id' ? String(book[field]) : `“${book[field]}”`);
+const quoted = (book: BookFields, field: FieldName): string => (field === 'year' ? String(book.year) : `“${book[field]}”`);
 
 /** The edit dialog: the form, and after a 412 the version saved meanwhile and what applying would change. */
 export function createEditDialog(elements: EditDialogElements, handlers: EditDialogHandlers): { render(state: AppState, previous: AppState): void } {
