@@ -87,7 +87,10 @@ describe('CdpConnection (NUL-delimited JSON over a pipe)', () => {
 describe('launchBrowser with Debian chromium', needs('chromium'), () => {
   let browser: Browser;
   const server = createServer((req, res) => {
-    if (req.url === '/') {
+    if (req.url?.startsWith('/echo') === true) {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(`${req.method} ${req.url}`);
+    } else if (req.url === '/') {
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end('<!doctype html><title>t</title><input id="field"><button id="b">go</button><script>document.getElementById("b").onclick=()=>{window.clicked=(window.clicked||0)+1};console.error("seen")</script>');
     } else {
@@ -123,6 +126,26 @@ describe('launchBrowser with Debian chromium', needs('chromium'), () => {
     assert.equal(await page.waitFor('window.clicked === 2 && window.clicked'), 2);
     assert.deepEqual(page.record.errors, ['console.error: seen']);
     assert.ok(page.record.requests.includes(url));
+  });
+
+  it("records each request's method, headers and body; holds matching requests until released; waits for a CDP event", async () => {
+    const page = await browser.newPage();
+    await page.goto(url);
+    const held = await page.intercept('*/echo*', 1);
+    void page.evaluate(`fetch('echo?n=1', { method: 'POST', headers: { 'x-test': 'yes' }, body: 'one' }).then((r) => r.text()).then((t) => { window.first = t; })`);
+    const first = await held.next('the first /echo request');
+    assert.equal(first.method, 'POST');
+    assert.equal(await page.evaluate(`fetch('echo?n=2').then((r) => r.text())`), 'GET /echo?n=2', 'the second goes straight through');
+    assert.equal(await page.evaluate('window.first === undefined'), true, 'the first is still held');
+    const finished = page.waitForEvent<{ requestId: string }>('Network.loadingFinished', (p) => p.requestId === first.networkId, 'the first request to finish');
+    assert.equal(await first.release(), true);
+    await finished;
+    assert.equal(await page.waitFor('window.first'), 'POST /echo?n=1');
+    const sent = page.record.sent.find((r) => r.url.endsWith('/echo?n=1'));
+    assert.deepEqual([sent?.method, sent?.headers['x-test'], sent?.body], ['POST', 'yes', 'one']);
+    await held.stop();
+    await assert.rejects(page.waitForEvent('Never.happens', () => true, 'an event that never comes', { timeoutMs: 50 }), /timed out after 50 ms waiting for: an event that never comes/);
+    await assert.rejects(held.next('a request that never comes', { timeoutMs: 50 }), /timed out after 50 ms waiting for: a request that never comes/);
   });
 
   it('a page exception is thrown with its message; waitFor gives up after its timeout', async () => {

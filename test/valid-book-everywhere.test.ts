@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { importCatalogue } from '../src/cli/backup.ts';
+import { validField } from '../src/model/book-rule.ts';
 import { InvalidBookError, writeCatalogue, type Book } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { INVALID_BOOK_ROWS, VALID } from './helpers/hostile-books.ts';
@@ -49,11 +50,17 @@ describe('a book the API refuses is refused everywhere books are accepted', () =
         await assert.rejects(importCatalogue(file, dir, Readable.from([])), /book at index 1 is not valid/);
         assert.deepEqual((await readdir(dir)).filter((n) => n !== 'LOCK'), []);
       });
+
+      it("the built-in page's check (the same rule, field by field): that field is refused", () => {
+        const value = (JSON.parse(body) as Record<string, unknown>)[field];
+        assert.equal(validField(field, value), false);
+      });
     });
   }
 
   it('the valid book of the table is accepted by all three', async () => {
     assert.equal((await app.request('POST', '/book', { body: VALID })).status, 201);
+    for (const [field, value] of Object.entries(VALID)) assert.equal(validField(field as keyof typeof VALID, value), true, field);
     const dir = await dirs.make();
     await writeCatalogue(dir, [{ id: 1, ...VALID }]);
     const file = join(await dirs.make(), 'books.json');

@@ -1,10 +1,9 @@
 import { ERROR_CODES } from '../faults.ts';
 import type { Book, BookFields, BookPatch } from './book.ts';
+import { FIELD_RULES, isValidText, isValidYear, MAX_YEAR, MIN_YEAR } from './book-rule.ts';
 
-/** docs/contract.md, "Books": limits of the text fields, in Unicode code points. */
-export const MAX_TEXT_LENGTH = 1000;
-export const MIN_YEAR = -9999;
-export const MAX_YEAR = 9999;
+export { MAX_TEXT_LENGTH, MAX_YEAR, MIN_YEAR } from './book-rule.ts';
+
 /**
  * Book ids are safe integers (docs/contract.md, "Books"): past 2^53 − 1 a JavaScript number (and
  * most JSON readers) no longer tells n from n + 1, so two books would share an id. The store gives
@@ -15,7 +14,7 @@ export const MAX_BOOK_ID = Number.MAX_SAFE_INTEGER;
 export const MAX_RESTORED_ID = MAX_BOOK_ID - 1;
 
 /** The rule every accepting path states when it refuses a book. */
-export const VALID_BOOK_RULE = `a positive integer id, title and author (not blank, at most ${MAX_TEXT_LENGTH} characters) and an integer year from ${MIN_YEAR} to ${MAX_YEAR}`;
+export const VALID_BOOK_RULE = `a positive integer id, title and author (${FIELD_RULES.title}) and an integer year from ${MIN_YEAR} to ${MAX_YEAR}`;
 
 /**
  * A book that breaks the rule of docs/contract.md, "Books". The API answers it with 400 `Invalid
@@ -30,33 +29,13 @@ export class InvalidBookError extends TypeError {
   }
 }
 
-/**
- * Well-formed Unicode (no lone surrogate: RFC 8259 §8.2, text must be valid Unicode to
- * interoperate, and `jq` refuses the escapes) of at most `max` code points, in one pass.
- */
-function wellFormedAtMost(text: string, max: number): boolean {
-  let count = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdfff) {
-      // A high surrogate followed by a low one is one code point; any other surrogate is alone.
-      const next = c <= 0xdbff && i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
-      if (next < 0xdc00 || next > 0xdfff) return false;
-      i++;
-    }
-    if (++count > max) return false;
-  }
-  return true;
-}
-
 function checkText(value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '' || !wellFormedAtMost(value, MAX_TEXT_LENGTH)) throw new InvalidBookError();
+  if (!isValidText(value)) throw new InvalidBookError();
   return value;
 }
 
-/* A JSON number whose value is an integer (2020, 2020.0, 1e3) is an integer (docs/contract.md, "Books"). */
 function checkYear(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_YEAR || value > MAX_YEAR) throw new InvalidBookError();
+  if (!isValidYear(value)) throw new InvalidBookError();
   return value;
 }
 

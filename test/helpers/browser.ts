@@ -61,9 +61,21 @@ export async function launchBrowser(executable: string): Promise<Browser> {
   return { connection, userDataDir, process: child, newPage: () => openPage(connection), close };
 }
 
+/** A request as the page sent it (Network.requestWillBeSent). */
+export interface SentRequest {
+  readonly requestId: string;
+  readonly method: string;
+  readonly url: string;
+  /** Header names in lower case. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string | undefined;
+}
+
 /** What a page did: every request's URL, and every error it reported. */
 export interface PageRecord {
   readonly requests: string[];
+  /** Every request with its method, headers and body, in the order sent. */
+  readonly sent: SentRequest[];
   /** Exceptions, console.error/assert calls and browser log errors (CSP violations among them). */
   readonly errors: string[];
   /** Browser log lines about HTTP statuses (a 401 the test provoked); kept apart from `errors`. */
@@ -74,6 +86,23 @@ export interface PageRecord {
 
 export interface WaitOptions {
   timeoutMs?: number;
+}
+
+/** A request held before it leaves the browser (the Fetch domain), until released. */
+export interface HeldRequest {
+  readonly url: string;
+  readonly method: string;
+  /** Its Network.requestWillBeSent id. */
+  readonly networkId: string;
+  /** Sends it on; resolves false when the page gave it up meanwhile (aborted it). */
+  release(): Promise<boolean>;
+}
+
+export interface Interception {
+  /** The next request held (the oldest not yet taken); rejects after the timeout naming `what`. */
+  next(what: string, options?: WaitOptions): Promise<HeldRequest>;
+  /** Stops holding: requests sent from now on go straight through. */
+  stop(): Promise<void>;
 }
 
 export interface Page {
@@ -92,6 +121,16 @@ export interface Page {
   press(key: KeyName): Promise<void>;
   setViewport(width: number, height: number): Promise<void>;
   screenshot(path: string): Promise<void>;
+  /**
+   * Resolves with the params of the next CDP event `method` of this page that `matches`; rejects
+   * after the timeout (default 10 s) with a message naming `what`.
+   */
+  waitForEvent<T = Record<string, unknown>>(method: string, matches: (params: T) => boolean, what: string, options?: WaitOptions): Promise<T>;
+  /**
+   * Holds the first `hold` requests whose URL matches `urlPattern` (CDP wildcards: `*`, `?`)
+   * until the test releases them; later ones go straight through.
+   */
+  intercept(urlPattern: string, hold?: number): Promise<Interception>;
 }
 
 export type KeyName = 'Enter' | 'Escape' | 'Tab' | 'Shift+Tab' | 'Backspace';
@@ -113,15 +152,19 @@ async function openPage(connection: CdpConnection): Promise<Page> {
   const { targetId } = await connection.send<{ targetId: string }>('Target.createTarget', { url: 'about:blank' });
   const { sessionId } = await connection.send<{ sessionId: string }>('Target.attachToTarget', { targetId, flatten: true });
   const send = <T = Record<string, unknown>>(method: string, params: Record<string, unknown> = {}): Promise<T> => connection.send<T>(method, params, sessionId);
-  const record: PageRecord = { requests: [], errors: [], networkLog: [], transferred: new Map() };
+  const record: PageRecord = { requests: [], sent: [], errors: [], networkLog: [], transferred: new Map() };
   let loaded: (() => void) | undefined;
   connection.on((event: CdpEvent) => {
     if (event.sessionId !== sessionId) return;
     const p = event.params;
     switch (event.method) {
-      case 'Network.requestWillBeSent':
-        record.requests.push((p.request as { url: string }).url);
+      case 'Network.requestWillBeSent': {
+        const request = p.request as { url: string; method: string; headers: Record<string, string>; postData?: string };
+        record.requests.push(request.url);
+        const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), value]));
+        record.sent.push({ requestId: p.requestId as string, method: request.method, url: request.url, headers, body: request.postData });
         break;
+      }
       case 'Network.loadingFinished':
         record.transferred.set(p.requestId as string, p.encodedDataLength as number);
         break;
@@ -224,5 +267,63 @@ async function openPage(connection: CdpConnection): Promise<Page> {
       const { data } = await send<{ data: string }>('Page.captureScreenshot', { format: 'png' });
       await writeFile(path, Buffer.from(data, 'base64'));
     },
+    waitForEvent: (method, matches, what, options) => nextEvent(connection, sessionId, method, matches, what, options?.timeoutMs),
+    async intercept(urlPattern, hold = Number.POSITIVE_INFINITY) {
+      const held: HeldRequest[] = [];
+      const waiting: ((request: HeldRequest) => void)[] = [];
+      let seen = 0;
+      const off = connection.on((event) => {
+        if (event.sessionId !== sessionId || event.method !== 'Fetch.requestPaused') return;
+        const p = event.params as { requestId: string; networkId: string; request: { url: string; method: string } };
+        const pass = (): Promise<boolean> => send('Fetch.continueRequest', { requestId: p.requestId }).then(() => true, () => false);
+        if (++seen > hold) {
+          void pass();
+          return;
+        }
+        const request: HeldRequest = { url: p.request.url, method: p.request.method, networkId: p.networkId, release: pass };
+        const taker = waiting.shift();
+        if (taker === undefined) held.push(request);
+        else taker(request);
+      });
+      await send('Fetch.enable', { patterns: [{ urlPattern, requestStage: 'Request' }] });
+      return {
+        next(what, options = {}) {
+          const ready = held.shift();
+          if (ready !== undefined) return Promise.resolve(ready);
+          const timeoutMs = options.timeoutMs ?? 10_000;
+          return new Promise((resolve, reject) => {
+            const timer = setTimeout(() => {
+              waiting.splice(waiting.indexOf(taker), 1);
+              reject(new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`));
+            }, timeoutMs);
+            const taker = (request: HeldRequest): void => {
+              clearTimeout(timer);
+              resolve(request);
+            };
+            waiting.push(taker);
+          });
+        },
+        async stop() {
+          off();
+          await Promise.all(held.splice(0).map((request) => request.release()));
+          await send('Fetch.disable');
+        },
+      };
+    },
   };
+}
+
+function nextEvent<T>(connection: CdpConnection, sessionId: string, method: string, matches: (params: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`));
+    }, timeoutMs);
+    const off = connection.on((event) => {
+      if (event.sessionId !== sessionId || event.method !== method || !matches(event.params as T)) return;
+      clearTimeout(timer);
+      off();
+      resolve(event.params as T);
+    });
+  });
 }

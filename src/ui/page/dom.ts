@@ -16,7 +16,10 @@ export function element<K extends keyof HTMLElementTagNameMap>(tag: K, text = ''
   return node;
 }
 
-/** Shows a message (or clears it with ''): in role=alert or role=status elements, read out as it changes. */
+/**
+ * Shows a message (or clears it with ''): in role=alert or role=status elements, read out as it
+ * changes. The same text again is left alone, so a render that changes nothing announces nothing.
+ */
 export function say(target: HTMLElement, message: string): void {
-  target.textContent = message;
+  if (target.textContent !== message) target.textContent = message;
 }
