@@ -138,6 +138,18 @@ function repack(page: Page, readers: ListReaders): void {
   pack(page, books, readers);
 }
 
+/** The index in ascending `keys` of the first key at or after `key` (`keys.length` when none is). */
+function firstAtOrAfter(keys: readonly number[], key: number): number {
+  let low = 0;
+  let high = keys.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((keys[mid] as number) < key) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
 /**
  * Book id → the book's response JSON, iterated in ascending id order. Pages keyed by `id / PAGE`
  * in a Map: a single Map of books would rehash by copying every entry when it doubles, a
@@ -152,8 +164,12 @@ export class BookIndex {
   /** The walks over its snapshots, told of every list text the index lets go while they may hold it. */
   readonly #readers = new ListReaders();
   #size = 0;
-  /** The largest page key ever used: ids only grow, so no page lies beyond it. */
-  #lastKey = -1;
+  /**
+   * The keys of the pages there are, ascending: a keyset page starts at the first key at or after
+   * its cursor's by binary search, so ids far apart (an import may hold ids up to 2^53 − 2) cost
+   * nothing to skip, where walking every key between them would not end.
+   */
+  readonly #keys: number[] = [];
 
   get size(): number {
     return this.#size;
@@ -170,7 +186,7 @@ export class BookIndex {
     if (page === undefined) {
       page = emptyPage(key);
       this.#pages.set(key, page);
-      if (key > this.#lastKey) this.#lastKey = key;
+      this.#keys.splice(firstAtOrAfter(this.#keys, key), 0, key);
     }
     const slot = id % PAGE;
     if (!has(page, slot)) {
@@ -188,6 +204,7 @@ export class BookIndex {
     this.#size--;
     if (--page.live === 0) {
       this.#pages.delete(key);
+      this.#keys.splice(firstAtOrAfter(this.#keys, key), 1);
       this.#stale.delete(page);
       if (page.text !== undefined) this.#readers.supersede(page.text);
     } else {
@@ -220,7 +237,7 @@ export class BookIndex {
     // What packing dropped is newlines and commas: one byte each.
     page.text = new ListText(page.packed, bytes - (text.length - page.packed.length), key);
     this.#pages.set(key, page);
-    if (key > this.#lastKey) this.#lastKey = key;
+    this.#keys.splice(firstAtOrAfter(this.#keys, key), 0, key);
     this.#size += page.live;
   }
 
@@ -273,14 +290,16 @@ export class BookIndex {
 
   /**
    * Up to `limit` books with ids above `after`, ascending, and whether more follow: a keyset page
-   * whose cost depends on `limit` (and on empty pages skipped), never on how deep `after` is.
+   * whose cost depends on `limit` (and on the empty slots of the pages it reads), never on how deep
+   * `after` is nor on how far apart the ids are.
    */
   booksAfter(after: number, limit: number): { books: string[]; more: boolean } {
     const books: string[] = [];
     const first = after + 1;
-    for (let key = pageOf(first); key <= this.#lastKey; key++) {
-      const page = this.#pages.get(key);
-      if (page === undefined) continue;
+    const keys = this.#keys;
+    for (let i = firstAtOrAfter(keys, pageOf(first)); i < keys.length; i++) {
+      const key = keys[i] as number;
+      const page = this.#pages.get(key) as Page;
       for (let slot = key === pageOf(first) ? first % PAGE : 0; slot < PAGE; slot++) {
         const json = read(page, slot);
         if (json === undefined) continue;
