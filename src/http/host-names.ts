@@ -134,16 +134,36 @@ function targetHost(req: IncomingMessage): string | undefined {
  * the name is not a port.
  */
 function hostName(host: string): string | undefined {
-  let end = host.charCodeAt(0) === 91 /* [ */ ? host.indexOf(']') + 1 : host.indexOf(':');
+  const bracketed = host.charCodeAt(0) === 91; /* [ */
+  let end = bracketed ? host.indexOf(']') + 1 : host.indexOf(':');
   if (end === 0) return undefined;
   if (end === -1) end = host.length;
   else if (end < host.length) {
-    if (host.charCodeAt(end) !== 58 /* : */) return undefined;
-    for (let i = end + 1; i < host.length; i++) {
-      const c = host.charCodeAt(i);
-      if (c < 48 || c > 57) return undefined;
-    }
+    if (host.charCodeAt(end) !== 58 /* : */ || !isPort(host, end + 1)) return undefined;
   }
   if (host.charCodeAt(end - 1) === 46 /* . */) end--;
+  for (let i = bracketed ? 1 : 0; i < (bracketed ? end - 1 : end); i++) {
+    if (!(bracketed ? isAddressChar(host.charCodeAt(i)) : isNameChar(host.charCodeAt(i)))) return undefined;
+  }
   return host.slice(0, end).toLowerCase();
+}
+
+/** Decimal digits from `from` to the end naming a port, 0..65535 (RFC 3986 §3.2.3); empty is allowed. */
+function isPort(host: string, from: number): boolean {
+  if (host.length - from > 5) return false;
+  for (let i = from; i < host.length; i++) {
+    const c = host.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return host.length === from || Number(host.slice(from)) <= 65535;
+}
+
+/** A letter, digit, `-`, `.` or `_`: what a DNS name or an IPv4 address is made of (`#`, `@`, `%` never are). */
+function isNameChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 45 || c === 46 || c === 95;
+}
+
+/** Inside `[…]`: hex digits, `:` and `.` (an IPv6 address, RFC 3986 §3.2.2). */
+function isAddressChar(c: number): boolean {
+  return (c >= 48 && c <= 58) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70) || c === 46;
 }
