@@ -1,3 +1,4 @@
+import { BookIdsExhaustedError, PreconditionFailedError } from '../faults.ts';
 import { bookJson, type Book, type BookFields, type BookPatch } from '../model/book.ts';
 import { MAX_BOOK_ID } from '../model/valid-book.ts';
 import type { VersionCondition } from './book-store.ts';
@@ -13,6 +14,13 @@ export const PRECONDITION_FAILED = Symbol('precondition failed');
 /** A create after the id MAX_BOOK_ID was given: it changes nothing. */
 export const NO_ID_LEFT = Symbol('no id left');
 export type Result = Book | boolean | undefined | typeof PRECONDITION_FAILED | typeof NO_ID_LEFT;
+
+/** What an op's caller gets: the book, undefined or found, or the fault an op that changed nothing is refused with. */
+export function outcomeOf(result: Result): Book | boolean | undefined {
+  if (result === PRECONDITION_FAILED) throw new PreconditionFailedError();
+  if (result === NO_ID_LEFT) throw new BookIdsExhaustedError();
+  return result;
+}
 
 /** What a batch does, decided before anything is written; memory changes only after the fsync. */
 export interface BatchPlan {

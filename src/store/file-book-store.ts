@@ -1,12 +1,12 @@
 import type { Book, BookFields, BookPatch } from '../model/book.ts';
-import { BookIdsExhaustedError, ChangesUnavailableError, PreconditionFailedError, StoreUnavailableError } from '../faults.ts';
+import { ChangesUnavailableError, StoreUnavailableError } from '../faults.ts';
 import type { Logger } from '../log.ts';
 import type { FileLayer } from '../fs/durable-fs.ts';
 import type { DurableBookStore, StoreStats, VersionCondition } from './book-store.ts';
 import { changeOf, type Change } from './change.ts';
 import { RETAINED_CHANGES, type ChangeFeed, type ChangeLog } from './change-log.ts';
 import { Compactor, type CompactionOptions } from './compaction.ts';
-import { NO_ID_LEFT, planBatch, PRECONDITION_FAILED, type Op, type Result } from './batch.ts';
+import { outcomeOf, planBatch, type Op, type Result } from './batch.ts';
 import type { BookIndex, ListSnapshot } from './book-index.ts';
 import { journalText } from './journal.ts';
 import type { JournalWriter } from './journal-writer.ts';
@@ -32,14 +32,16 @@ export interface RecoveredStore {
 
 interface Waiter {
   op: Op;
-  resolve: (value: Exclude<Result, typeof PRECONDITION_FAILED | typeof NO_ID_LEFT>) => void;
+  resolve: (value: Book | boolean | undefined) => void;
   reject: (err: unknown) => void;
 }
 
 function answerWaiter(w: Waiter, result: Result): void {
-  if (result === PRECONDITION_FAILED) w.reject(new PreconditionFailedError());
-  else if (result === NO_ID_LEFT) w.reject(new BookIdsExhaustedError());
-  else w.resolve(result);
+  try {
+    w.resolve(outcomeOf(result));
+  } catch (err) {
+    w.reject(err);
+  }
 }
 
 /**
@@ -194,7 +196,7 @@ export class FileBookStore implements DurableBookStore {
     return undefined;
   }
 
-  #enqueue(op: Op): Promise<Exclude<Result, typeof PRECONDITION_FAILED | typeof NO_ID_LEFT>> {
+  #enqueue(op: Op): Promise<Book | boolean | undefined> {
     const unavailable = this.#unavailable();
     if (unavailable !== undefined) return Promise.reject(unavailable);
     return new Promise((resolve, reject) => {
