@@ -59,6 +59,12 @@ export async function createDatabase(socketDir: string): Promise<string> {
   return `postgresql://postgres@/${name}?host=${encodeURIComponent(socketDir)}`;
 }
 
+/** Runs `sql` on the database `url` names (psql), as an operator or a failure would; its output, unaligned. */
+export async function sql(url: string, statement: string): Promise<string> {
+  const { stdout } = await run(psqlPath(), [url, '-v', 'ON_ERROR_STOP=1', '-A', '-t', '-q', '-c', statement]);
+  return stdout.trim();
+}
+
 /** What the tests use of the store package (its source, loaded through tsx). */
 export function storePackage(): Promise<PostgresStorePackage> {
   return import(STORE_PACKAGE_ENTRY) as Promise<PostgresStorePackage>;

@@ -143,7 +143,13 @@ export class Follower {
     this.#client = client;
     await client.connect();
     await client.query(`LISTEN ${CHANNEL}`);
+    const { rows } = await client.query<{ seq: string }>('SELECT seq FROM catalogue');
     if (this.#closed) return;
+    const seq = Number(rows[0]?.seq ?? 0);
+    if (seq < this.#o.mirror.seq) {
+      // A failover to a replica that had not received the last commits: new writes would reuse seqs clients already have.
+      this.#o.lost(new Error(`the database is at seq ${seq}, behind the seq ${this.#o.mirror.seq} this process has served: it lost acknowledged commits (a failover to a replica that was behind?); writes stop until this process restarts on what the database holds`));
+    }
     this.#listening = true;
     this.#retryMs = RETRY_FIRST_MS;
     // Commits made while nobody listened notified no one.
