@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { signToken } from '../src/auth/jwt.ts';
 import { needsPostgres, startCluster, type Cluster } from './helpers/postgres.ts';
@@ -62,6 +63,10 @@ describe('book-catalogue move: the file store to PostgreSQL and back (docs/scali
     assert.deepEqual(await seen(service), onPostgres, 'back on the file store');
     assert.match((await call(service, 'POST', '/book', { title: 'Seventh', author: 'Mover', year: 2007 })).text, /"id":7,/);
     await service.stop();
+
+    // The commands docs/scaling-out.md shows are the ones run here.
+    const doc = await readFile(new URL('../docs/scaling-out.md', import.meta.url), 'utf8');
+    for (const command of ['book-catalogue move to-postgres --data-dir ./data', 'book-catalogue move to-files --data-dir ./restored']) assert.ok(doc.includes(`STORE_URL=postgres://catalogue:secret@db.internal/books ${command}\n`), command);
 
     const again = await runMain({ args: ['move', 'to-postgres', '--data-dir', back], cwd: back, env: { STORE_URL: url } });
     assert.equal(again.code, 1);

@@ -42,6 +42,8 @@ export class Writer {
   readonly #o: WriterOptions;
   #queue: Waiter[] = [];
   #flushing: Promise<void> | undefined;
+  /** Committed batches waiting for memory to hold them before they are answered. */
+  readonly #answering = new Set<Promise<void>>();
   /** Transactions committed and records written, for StoreStats. */
   batches = 0;
   records = 0;
@@ -66,6 +68,7 @@ export class Writer {
   /** Resolves once every queued op is answered. */
   async idle(): Promise<void> {
     await this.#flushing;
+    await Promise.all(this.#answering);
   }
 
   async #flushLoop(): Promise<void> {
@@ -93,15 +96,19 @@ export class Writer {
       return;
     }
     this.failed = false;
-    // Answered once memory holds the batch (and every change committed before it): reads here see it.
-    await this.#o.follower.committed(committed.entries);
-    batch.forEach((w, i) => {
-      try {
-        w.resolve(outcomeOf(committed.results[i]));
-      } catch (err) {
-        w.reject(err);
-      }
+    // Answered once memory holds the batch (and every change committed before it), so reads here
+    // see it; the next batch's transaction starts meanwhile instead of waiting for that.
+    const answering = this.#o.follower.committed(committed.entries).then(() => {
+      this.#answering.delete(answering);
+      batch.forEach((w, i) => {
+        try {
+          w.resolve(outcomeOf(committed.results[i]));
+        } catch (err) {
+          w.reject(err);
+        }
+      });
     });
+    this.#answering.add(answering);
   }
 
   async #transaction(ops: readonly Op[]): Promise<Committed> {
