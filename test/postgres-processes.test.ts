@@ -74,6 +74,16 @@ describe('several processes on one PostgreSQL catalogue', needsPostgres(), () =>
       assert.equal((await call(b, 'PUT', `/book/${id}`, { year: 1999 })).status, 200, 'B updates it without a 404');
       await stream.until((frames) => changeSeqs(frames).length >= 2);
       assertEverySeq(changeSeqs(stream.frames), from, from + 2, 'B\'s stream');
+      // A client that followed A moves to B with the seq A sent it last: B resumes there, no reset.
+      const onA = await call(a, 'POST', '/book', book('the last one A sent'));
+      const resumed = await openEvents(`${b.url}/events`, { authorization: token(), 'last-event-id': String(from + 3) });
+      try {
+        await call(a, 'DELETE', `/book/${(onA.json.data as { id: number }).id}`);
+        await resumed.until((frames) => changeSeqs(frames).includes(from + 4));
+        assert.deepEqual(resumed.frames.map((f) => [f.event, f.id]), [['deleted', String(from + 4)]]);
+      } finally {
+        resumed.close();
+      }
     } finally {
       stream.close();
     }
