@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
 import { signToken } from '../src/auth/jwt.ts';
-import { needsPostgres, startCluster, STORE_PACKAGE, type Cluster } from './helpers/postgres.ts';
+import { needsPostgres, startCluster, type Cluster } from './helpers/postgres.ts';
 import { killAll, startMain, type RunningService } from './helpers/process.ts';
 import { changeSeqs, openEvents, type EventsClient } from './helpers/sse-client.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
@@ -49,8 +47,7 @@ describe('several processes on one PostgreSQL catalogue', needsPostgres(), () =>
   let b: RunningService;
 
   before(async () => {
-    // The service loads the package's build (dist/), as a user's checkout does.
-    await promisify(execFile)('npm', ['run', 'build', '--prefix', STORE_PACKAGE]);
+    // The service processes load the package's build (dist/), as in a user's checkout: `npm test` builds it first.
     cluster = await startCluster();
     url = await cluster.createDatabase();
     [a, b] = await Promise.all([start(), start()]);

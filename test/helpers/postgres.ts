@@ -18,7 +18,7 @@ export const STORE_PACKAGE_ENTRY = join(STORE_PACKAGE, 'src/index.ts');
 
 /** Whether the store package's dependencies are installed (`npm ci --prefix packages/store-postgres`). */
 export function storePackageInstalled(): boolean {
-  return existsSync(join(STORE_PACKAGE, 'node_modules/pg/package.json'));
+  return existsSync(join(STORE_PACKAGE, 'node_modules/pg/package.json')) && existsSync(join(STORE_PACKAGE, 'dist/index.js'));
 }
 
 /** Options for `describe()`: skipped, saying how to get what is missing, without PostgreSQL or the package. */
