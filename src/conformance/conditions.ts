@@ -37,6 +37,7 @@ export function conditionRules(target: ConformanceTarget, { describe, it }: Test
         const failed = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
         assert.equal(written.length, 1, `${written.length} writes made on one version`);
         assert.ok(failed.every((o) => refused(o.reason)), String(failed.find((o) => !refused(o.reason))?.reason));
+        await caughtUp(a);
         const feed = a.feed.after(0, 100) ?? [];
         assert.equal(feed.filter((e) => e.type === 'updated').length, 1, 'one update in the feed');
       }));
