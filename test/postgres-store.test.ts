@@ -25,6 +25,12 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     return store;
   };
 
+  it('what logs and messages show of STORE_URL has its password replaced', async () => {
+    const { redactedUrl } = await storePackage();
+    assert.equal(redactedUrl('postgres://catalogue:s3cr%40t@db.internal:5432/books?sslmode=require'), 'postgres://catalogue:***@db.internal:5432/books?sslmode=require');
+    assert.equal(redactedUrl('postgresql://catalogue@/books?host=/run/postgresql'), 'postgresql://catalogue@/books?host=/run/postgresql');
+  });
+
   it('metrics: the pool by state, queries waiting, the listening connection and query durations by query', async () => {
     const registry = new Registry();
     const store = await openStore(await cluster.createDatabase(), { registry });
