@@ -16,6 +16,14 @@ export const ERROR_CODES = {
   bookIdsExhausted: 'ERR_BOOK_IDS_EXHAUSTED',
 } as const;
 
+/**
+ * Whether `err` is the fault with this code. The app tells a store's faults apart by code, not by
+ * class: a store in another package may have loaded its own copy of this module.
+ */
+export function isFault(err: unknown, code: (typeof ERROR_CODES)[keyof typeof ERROR_CODES]): boolean {
+  return err instanceof Error && (err as { code?: unknown }).code === code;
+}
+
 /** Invalid configuration: startup stops with this one line. */
 export class ConfigError extends Error {
   readonly code = ERROR_CODES.config;

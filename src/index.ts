@@ -28,4 +28,4 @@ export { parseCommand, type Command, type Config, type ConfigSources } from './c
 export type { Book, BookFields, BookPatch } from './model/book.ts';
 export { InvalidBookError } from './model/valid-book.ts';
 export { ANSWERS, MESSAGES, HttpError, type Answer, type Message } from './http/messages.ts';
-export { ERROR_CODES, ConfigError, DataDirLockedError, DataNotPrivateError, StoreCorruptError, StoreFormatError, StoreUnavailableError, PreconditionFailedError, ChangesUnavailableError, BookIdsExhaustedError } from './faults.ts';
+export { ERROR_CODES, ConfigError, DataDirLockedError, DataNotPrivateError, StoreCorruptError, StoreFormatError, StoreUnavailableError, PreconditionFailedError, ChangesUnavailableError, BookIdsExhaustedError, isFault } from './faults.ts';

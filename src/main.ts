@@ -8,6 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { basename, resolve } from 'node:path';
 import { loadOrCreateSecret, PASSWORD_FILE, SECRET_FILE } from './auth/secrets.ts';
 import { runBackupCommand } from './cli/backup.ts';
+import { runMoveCommand } from './cli/move.ts';
+import { loadPostgresStore, StorePackageMissingError } from './cli/store-package.ts';
 import { malformedDotenvLines } from './cli/dotenv-lines.ts';
 import { readTlsFiles } from './cli/tls-files.ts';
 import { parseCommand, USAGE, type Config } from './cli/command.ts';
@@ -106,6 +108,28 @@ function withAdvice(err: StoreCorruptError): string {
     ? `restore the data directory from a backup, or keep every change before that byte by cutting the file there (truncate -s ${err.offset} ${err.file}), losing the changes after it`
     : 'restore the data directory from a backup';
   return `${err.message}. Nothing was changed; ${next} (docs/storage.md, "Recovery")`;
+}
+
+/** The catalogue STORE_URL names, through the PostgreSQL store's package; `location` is what the startup line shows. */
+async function openPostgres(config: Config, logger: Logger, metrics: CatalogueMetrics | undefined, memoryBudget: MemoryBudget): Promise<{ store: BookStore; location: string }> {
+  const { url, poolSize } = config.store as NonNullable<Config['store']>;
+  let pg;
+  try {
+    pg = await loadPostgresStore();
+  } catch (err) {
+    throw new StartupError(err instanceof StorePackageMissingError ? err.message : `cannot load the PostgreSQL store: ${(err as Error).message}`);
+  }
+  const location = pg.redactedUrl(url);
+  // Tokens and logins are checked by every process: generated ones are per data directory.
+  if (config.secretToken === undefined || config.password === undefined) {
+    logger.warn('STORE_URL is set but SECRET_TOKEN or AUTH_PASSWORD is not: the generated ones are kept per data directory, so every process serving this catalogue must share one, or tokens from one are refused by another (docs/scaling-out.md)');
+  }
+  try {
+    const store = await pg.openPostgresStore(url, { logger, memoryBudget, poolSize, ...(metrics !== undefined && { observer: metrics.storeObserver, registry: metrics.registry }) });
+    return { store, location };
+  } catch (err) {
+    throw new StartupError(`cannot open the catalogue in PostgreSQL at ${location}: ${(err as Error).message}`);
+  }
 }
 
 async function openDataDir(dataDir: string, logger: Logger, observer: StoreObserver | undefined, memoryBudget: MemoryBudget): Promise<BookStore> {
@@ -250,10 +274,12 @@ async function serve(config: Config, warnings: readonly string[]): Promise<void>
   // One budget for the store's retained changes and everything the app's clients hold.
   const memoryBudget = new MemoryBudget(config.memoryBudgetBytes ?? defaultMemoryBudgetBytes());
   let store: BookStore;
+  let location = dataDir;
   let running: Running;
   let stopMetrics: (() => Promise<void>) | undefined;
   try {
-    store = await openDataDir(dataDir, logger, metrics?.storeObserver, memoryBudget);
+    if (config.store === undefined) store = await openDataDir(dataDir, logger, metrics?.storeObserver, memoryBudget);
+    else ({ store, location } = await openPostgres(config, logger, metrics, memoryBudget));
   } catch (err) {
     metrics?.close();
     return fatal((err as StartupError).message);
@@ -277,7 +303,7 @@ async function serve(config: Config, warnings: readonly string[]): Promise<void>
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const scheme = tls === undefined ? 'http' : 'https';
   // Only now: a supervisor that signals as soon as it reads this line must find the handlers set.
-  logger.info(`listening on ${scheme}://${host}:${address.port}, data in ${dataDir}`, { port: address.port, dataDir });
+  logger.info(`listening on ${scheme}://${host}:${address.port}, data in ${location}`, { port: address.port, dataDir: location });
 }
 
 async function main(): Promise<void> {
@@ -298,9 +324,9 @@ async function main(): Promise<void> {
   }
   if (command.kind === 'help') process.stdout.write(USAGE);
   else if (command.kind === 'version') process.stdout.write(`${packageVersion()}\n`);
-  else if (command.kind === 'export' || command.kind === 'import') {
+  else if (command.kind === 'export' || command.kind === 'import' || command.kind === 'move') {
     for (const warning of warnings) process.stderr.write(`book-catalogue: warning: ${warning}\n`);
-    process.exitCode = await runBackupCommand(command, process);
+    process.exitCode = command.kind === 'move' ? await runMoveCommand(command, process.stderr) : await runBackupCommand(command, process);
   } else await serve(command.config, warnings);
 }
 

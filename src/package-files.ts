@@ -36,3 +36,8 @@ export function listPackageFolder(folder: string): string[] {
 export function packageFileLocation(path: string): string {
   return assets === undefined ? fileURLToPath(new URL(path, ROOT)) : `${path} in ${process.execPath}`;
 }
+
+/** The URL of a file beside the package's own (a module to import); undefined in the single executable, which has only its assets. */
+export function packageFileUrl(path: string): URL | undefined {
+  return assets === undefined ? new URL(path, ROOT) : undefined;
+}

@@ -47,6 +47,8 @@ describe('parseCommand (docs/contract.md, "Configuration")', () => {
       METRICS_PORT: '9100',
       METRICS_HOST: '::1',
       UI: 'off',
+      STORE_URL: 'postgres://catalogue:pw@db.internal/books',
+      PG_POOL_SIZE: '4',
     };
     // Every variable the parser reads is set here, so a new one cannot be skipped.
     const source = await readFile(new URL('../src/cli/command.ts', import.meta.url), 'utf8');
@@ -73,7 +75,14 @@ describe('parseCommand (docs/contract.md, "Configuration")', () => {
       allowedHosts: ['books.example.com', '.example.org'],
       metrics: { port: 9100, host: '::1' },
       ui: false,
+      store: { url: 'postgres://catalogue:pw@db.internal/books', poolSize: 4 },
     });
+  });
+
+  it('STORE_URL must be a postgres:// URL, and the message never repeats it (it may hold a password)', () => {
+    assert.throws(() => config({ env: { STORE_URL: 'mysql://u:secret@db/x' } }), (err: Error) => err.message.includes('expected a postgres:// or postgresql:// URL') && !err.message.includes('secret'));
+    assert.deepEqual(config({ env: { STORE_URL: 'postgresql://db/x' } }).store, { url: 'postgresql://db/x', poolSize: 8 });
+    assert.throws(() => config({ env: { STORE_URL: 'postgres://db/x', PG_POOL_SIZE: '0' } }), /invalid PostgreSQL pool size "0" \(PG_POOL_SIZE\)/);
   });
 
   it('reads every flag, as "--flag value" and as "--flag=value"', () => {

@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import { BookIdsExhaustedError, InvalidBookError, openStore, writeCatalogue, type Book, type Change } from '../src/index.ts';
 import { bookJson } from '../src/model/book.ts';
 import { planBatch, NO_ID_LEFT } from '../src/store/batch.ts';
-import { encodeDelete, encodePut } from '../src/store/journal.ts';
+import { encodeDelete, encodePut, journalText } from '../src/store/journal.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { runMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
@@ -84,7 +84,7 @@ describe('book ids stay safe integers (docs/contract.md, "Books" and "Durability
       7,
     );
     assert.equal(plan.results[0], NO_ID_LEFT);
-    assert.equal(plan.text, encodePut(8, bookJson({ ...book(5), year: 2 })));
+    assert.equal(journalText(plan.entries), encodePut(8, bookJson({ ...book(5), year: 2 })));
     assert.equal(plan.nextId, LAST_ID + 1);
   });
 

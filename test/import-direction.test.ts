@@ -34,6 +34,10 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   main: ['service', 'cli', ...CAPABILITIES, ...CAPABILITY_BASE],
   // The single executable's main script loads dist/main.js by URL from the executable's assets, importing nothing.
   sea: [],
+  // The store contract's suite (book-catalogue/conformance): the store's interface, and search over its lists.
+  conformance: ['books', 'store', 'model', ...LEAVES],
+  // What a store in another package builds on (book-catalogue/store-kit).
+  'store-kit': ['store', 'model', ...LEAVES],
 };
 
 interface Edge {

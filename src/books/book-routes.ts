@@ -6,7 +6,7 @@ import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
 import { bookJson } from '../model/book.ts';
 import { MAX_TEXT_LENGTH, MAX_YEAR, MIN_YEAR, validFields, validPatch } from '../model/valid-book.ts';
-import type { BookStore } from '../store/book-store.ts';
+import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { parseBookId } from './book-id.ts';
 import { bookEtag, writeCondition } from './etag.ts';
 import { LIST_BOOKS } from './list-route.ts';
@@ -122,10 +122,13 @@ const GET_BOOK = defineRoute({
     },
   },
   handler: ({ store }: BookRouteDeps) =>
-    ({ params }): Reply => {
-      const json = store.getJson(parseBookId(params.id));
-      if (json === undefined) throw refusal('bookNotFound');
-      return bookReply(ANSWERS.bookRetrieved, json);
+    ({ params }): Reply | Promise<Reply> => {
+      const id = parseBookId(params.id);
+      return whenCaughtUp(store, () => {
+        const json = store.getJson(id);
+        if (json === undefined) throw refusal('bookNotFound');
+        return bookReply(ANSWERS.bookRetrieved, json);
+      });
     },
 });
 
@@ -155,6 +158,7 @@ const UPDATE_BOOK = defineRoute({
     async ({ req, params }): Promise<Reply> => {
       const id = parseBookId(params.id);
       // docs/contract.md, "Books": the look-up happens before the body is read.
+      await store.caughtUp();
       if (store.getJson(id) === undefined) throw refusal('bookNotFound');
       const patch = validPatch(await readJsonObject(req, 'invalidInput'));
       // The condition is checked by the store against the state this write replaces: 404, then 412.

@@ -1,4 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { ClientAbortedError } from '../http/body.ts';
 import { ANSWERS } from '../http/messages.ts';
 import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
@@ -7,7 +8,7 @@ import { encodedReply, envelopeReply } from '../http/respond.ts';
 import { defineRoute, type EnvelopeReply, type Reply } from '../http/route.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
-import type { BookStore } from '../store/book-store.ts';
+import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { listBody } from './list-body.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_Q, parseListQuery, type ListQuery } from './list-query.ts';
 import { BOOK_START, search } from './search.ts';
@@ -104,8 +105,7 @@ export const LIST_BOOKS = defineRoute({
       }
       return reply;
     };
-    return ({ req }): Reply | Promise<Reply> => {
-      const query = parseListQuery(req.url as string);
+    const answer = (req: IncomingMessage, query: ListQuery | undefined): Reply | Promise<Reply> => {
       if (query === undefined) return store.listSnapshot().then(everyBook);
       const { q, after, limit } = query;
       if (q === undefined) {
@@ -120,6 +120,10 @@ export const LIST_BOOKS = defineRoute({
           return pageReply(linkBase, query, found.books, found.more, found.total, etag);
         });
       });
+    };
+    return ({ req }): Reply | Promise<Reply> => {
+      const query = parseListQuery(req.url as string);
+      return whenCaughtUp(store, () => answer(req, query));
     };
   },
 });

@@ -1,6 +1,6 @@
 import { parseEnv } from 'node:util';
 import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
-import { BACKUP_USAGE, parseBackupCommand, type BackupCommand } from './backup-command.ts';
+import { BACKUP_USAGE, dataDirAndArguments, parseBackupCommand, type BackupCommand } from './backup-command.ts';
 import { EVENT_STREAM_DEFAULTS } from '../events/stream-registry.ts';
 import { wellFormedDotenv } from './dotenv-lines.ts';
 import { ConfigError } from '../faults.ts';
@@ -48,10 +48,26 @@ export interface Config {
   metrics?: { port: number; host: string };
   /** Serve the built-in page at `GET /` (on unless `UI=off` or `--no-ui`). */
   ui: boolean;
+  /** STORE_URL: the catalogue on PostgreSQL (docs/scaling-out.md); absent: the file store in `dataDir`. */
+  store?: PostgresSetting;
+}
+
+/** The PostgreSQL catalogue's settings: STORE_URL and PG_POOL_SIZE. */
+export interface PostgresSetting {
+  url: string;
+  poolSize: number;
+}
+
+/** `move`: the catalogue with its position, from the data directory to STORE_URL's database or back. */
+export interface MoveCommand {
+  kind: 'move';
+  direction: 'to-postgres' | 'to-files';
+  dataDir: string;
+  store: PostgresSetting;
 }
 
 /** What the command line asks for: help, version, serving, or a backup command. */
-export type Command = { kind: 'help' } | { kind: 'version' } | { kind: 'serve'; config: Config } | BackupCommand;
+export type Command = { kind: 'help' } | { kind: 'version' } | { kind: 'serve'; config: Config } | BackupCommand | MoveCommand;
 
 /** The inputs of parseCommand, passed in so that it reads no globals. */
 export interface ConfigSources {
@@ -73,6 +89,8 @@ const DEFAULTS = {
   loginMaxFailures: DEFAULT_LOGIN_MAX_FAILURES,
   /** Scrapes are for the operator's own network: loopback unless METRICS_HOST says otherwise. */
   metricsHost: '127.0.0.1',
+  /** Connections per process: ten processes stay within PostgreSQL's default max_connections of 100. */
+  pgPoolSize: 8,
 } as const;
 
 const FLAGS = {
@@ -124,6 +142,9 @@ Environment only:
   ALLOWED_HOSTS       comma-separated host names answered (.example.com: and its subdomains; * for any);
                       unset: localhost names when HOST is a loopback address, else any
   UI                  on or off: the built-in page at / (default on)
+  STORE_URL           postgres://user:password@host:port/database: the catalogue on PostgreSQL, shared by
+                      every process given it (needs @book-catalogue/store-postgres); unset: the file store in the data dir
+  PG_POOL_SIZE        connections each process opens to PostgreSQL, 1 or more (default ${DEFAULTS.pgPoolSize}), plus one that follows the feed
 
 Flags win over environment variables, which win over a .env file in the working directory.
 `;
@@ -145,6 +166,10 @@ export function parseCommand(sources: ConfigSources): Command {
     const value = sources.env[key] ?? fileEnv[key];
     return value === '' ? undefined : value;
   };
+  if (args[0] === 'move') {
+    if (args.some((a) => a === '-h' || a === '--help')) return { kind: 'help' };
+    return parseMoveCommand(args, env);
+  }
   if (args[0] === 'export' || args[0] === 'import') {
     // `export --help`: the usage (which lists both commands) instead of "unknown option".
     if (args.some((a) => a === '-h' || a === '--help')) return { kind: 'help' };
@@ -255,7 +280,29 @@ function resolveConfig(flags: Flags, env: EnvLookup, origin: Origin): Config {
     ...(allowedHosts !== undefined && { allowedHosts }),
     ...(metricsPort !== undefined && { metrics: { port: parsePort(metricsPort, origin('metricsPort', 'METRICS_PORT')), host: flags.metricsHost ?? env('METRICS_HOST') ?? DEFAULTS.metricsHost } }),
     ui: flags.noUi !== true && parseOnOff('built-in page setting', env('UI') ?? 'on', origin(undefined, 'UI')),
+    ...storeSetting(env, origin),
   };
+}
+
+/** STORE_URL and PG_POOL_SIZE; nothing when STORE_URL is unset. */
+function storeSetting(env: EnvLookup, origin: Origin): { store?: PostgresSetting } {
+  const url = env('STORE_URL');
+  if (url === undefined) return {};
+  // Never echoed: the URL may hold a password.
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new ConfigError(`invalid STORE_URL (${origin(undefined, 'STORE_URL')}): expected a postgres:// or postgresql:// URL; unset, the catalogue is the file store in the data directory`);
+  const poolText = env('PG_POOL_SIZE');
+  return { store: { url, poolSize: poolText === undefined ? DEFAULTS.pgPoolSize : parseWhole('PostgreSQL pool size', poolText, 1, origin(undefined, 'PG_POOL_SIZE'), 1000) } };
+}
+
+/** `move to-postgres|to-files [--data-dir <dir>]`, with STORE_URL naming the database. */
+function parseMoveCommand(args: readonly string[], env: EnvLookup): MoveCommand {
+  const direction = args[1];
+  if (direction !== 'to-postgres' && direction !== 'to-files') throw new ConfigError('move needs a direction: move to-postgres or move to-files (see --help)');
+  const { dataDir, positional } = dataDirAndArguments('move', args.slice(2), env('DATA_DIR') ?? DEFAULTS.dataDir);
+  if (positional.length > 0) throw new ConfigError(`unexpected argument ${JSON.stringify(positional[0])}: move takes the database from STORE_URL`);
+  const { store } = storeSetting(env, (_flag, key) => key);
+  if (store === undefined) throw new ConfigError('move needs STORE_URL: the PostgreSQL database to move the catalogue to or from');
+  return { kind: 'move', direction, dataDir, store };
 }
 
 /** A list setting's parser names the variable in its message; one from `.env` says so too. */

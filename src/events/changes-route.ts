@@ -3,7 +3,7 @@ import { answer, NULL, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/o
 import type { Header, Parameter, Schema } from '../http/openapi-types.ts';
 import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
-import type { BookStore } from '../store/book-store.ts';
+import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { changeJson } from '../store/change.ts';
 import { changesQuery, MAX_CHANGES_PAGE } from './resume-point.ts';
 
@@ -77,8 +77,11 @@ export const CHANGES_ROUTE = defineRoute({
   },
   handler({ store, linkBase }: { readonly store: BookStore; readonly linkBase: string }) {
     const { feed } = store;
-    return ({ req }): Reply => {
+    return ({ req }): Reply | Promise<Reply> => {
       const { since, limit } = changesQuery(req.url as string);
+      return whenCaughtUp(store, () => changesReply(since, limit));
+    };
+    function changesReply(since: number, limit: number): Reply {
       const entries = feed.after(since, limit);
       const lastSeq = String(feed.seq);
       if (entries === undefined) throw refusal('changesUnavailable', { 'x-last-seq': lastSeq });
@@ -86,6 +89,6 @@ export const CHANGES_ROUTE = defineRoute({
       const headers: Record<string, string> = { 'x-last-seq': lastSeq };
       if (last < feed.seq) headers.link = `<${linkBase}/changes?since=${last}&limit=${limit}>; rel="next"`;
       return envelopeReply(ANSWERS.changesRetrieved, `[${entries.map(changeJson).join(',')}]`, headers);
-    };
+    }
   },
 });

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { answer, NULL, PROTECTED, REQUEST_ID, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
+import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { sinceParameter } from './changes-route.ts';
 import { resumePoint } from './resume-point.ts';
 import type { StreamRegistry } from './stream-registry.ts';
@@ -14,6 +15,7 @@ export interface EventsRouteDeps {
   readonly isDraining: () => boolean;
   /** The `exp` (seconds) of the request's token, which the authorizer has verified before the handler runs. */
   readonly tokenExpiry: (req: IncomingMessage) => number;
+  readonly store: BookStore;
 }
 
 /**
@@ -67,13 +69,17 @@ export const EVENTS_ROUTE = defineRoute({
       ...TRANSPORT,
     },
   },
-  handler({ eventStreams, isDraining, tokenExpiry }: EventsRouteDeps) {
-    return ({ req, res, reqId }): Reply => {
+  handler({ eventStreams, isDraining, tokenExpiry, store }: EventsRouteDeps) {
+    return ({ req, res, reqId }): Reply | Promise<Reply> => {
       if (isDraining()) throw refusal('shuttingDown');
       const since = resumePoint(req);
-      if (eventStreams.refuses(req)) throw refusal('tooManyEventStreams', { 'retry-after': RETRY_AFTER_SECONDS });
       const exp = tokenExpiry(req);
-      return { status: 200, stream: (headers) => eventStreams.open(req, res, reqId, headers, since, exp) };
+      // A client that moved to this process resumes from a seq another one sent it: caught up, that seq is no reset.
+      return whenCaughtUp(store, (): Reply => {
+        if (isDraining()) throw refusal('shuttingDown');
+        if (eventStreams.refuses(req)) throw refusal('tooManyEventStreams', { 'retry-after': RETRY_AFTER_SECONDS });
+        return { status: 200, stream: (headers) => eventStreams.open(req, res, reqId, headers, since, exp) };
+      });
     };
   },
 });

@@ -3,7 +3,7 @@ import { createAuthorizer, tokenExpiry } from '../auth/authorize.ts';
 import { ticketKeys } from '../auth/event-ticket.ts';
 import { signingKeys } from '../auth/keys.ts';
 import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
-import { BookIdsExhaustedError, PreconditionFailedError } from '../faults.ts';
+import { ERROR_CODES, isFault } from '../faults.ts';
 import { createCors, type Cors } from '../http/cors.ts';
 import { createHostCheck } from '../http/host-names.ts';
 import { progressFloor, TRANSPORT_LIMITS, type TransportLimits } from '../http/limits.ts';
@@ -117,8 +117,8 @@ const IDS_EXHAUSTED = envelopeReply(ANSWERS.bookIdsExhausted, 'null');
 /** The library faults a request can meet, as answers: the one place they are mapped. */
 function answerFault(err: unknown): Reply | undefined {
   if (err instanceof InvalidBookError) return BOOK_REFUSED;
-  if (err instanceof PreconditionFailedError) return PRECONDITION_FAILED;
-  if (err instanceof BookIdsExhaustedError) return IDS_EXHAUSTED;
+  if (isFault(err, ERROR_CODES.preconditionFailed)) return PRECONDITION_FAILED;
+  if (isFault(err, ERROR_CODES.bookIdsExhausted)) return IDS_EXHAUSTED;
   return undefined;
 }
 

@@ -1,8 +1,8 @@
+import { BookIdsExhaustedError, PreconditionFailedError } from '../faults.ts';
 import { bookJson, type Book, type BookFields, type BookPatch } from '../model/book.ts';
 import { MAX_BOOK_ID } from '../model/valid-book.ts';
 import type { VersionCondition } from './book-store.ts';
 import type { ChangeEntry } from './change.ts';
-import { encodeDelete, encodePut } from './journal.ts';
 
 /** `condition`: what the book's current version must meet when the op is decided. */
 export type Op =
@@ -15,15 +15,20 @@ export const PRECONDITION_FAILED = Symbol('precondition failed');
 export const NO_ID_LEFT = Symbol('no id left');
 export type Result = Book | boolean | undefined | typeof PRECONDITION_FAILED | typeof NO_ID_LEFT;
 
+/** What an op's caller gets: the book, undefined or found, or the fault an op that changed nothing is refused with. */
+export function outcomeOf(result: Result): Book | boolean | undefined {
+  if (result === PRECONDITION_FAILED) throw new PreconditionFailedError();
+  if (result === NO_ID_LEFT) throw new BookIdsExhaustedError();
+  return result;
+}
+
 /** What a batch does, decided before anything is written; memory changes only after the fsync. */
 export interface BatchPlan {
   /** id → the book's new JSON, or null when deleted. */
   changes: Map<number, string | null>;
   /** One per op, in order: the book (create, update), undefined (no such book), found (delete), PRECONDITION_FAILED or NO_ID_LEFT. */
   results: Result[];
-  /** The journal records to append ('' when nothing changes). */
-  text: string;
-  /** One per record of `text`, in seq order: what the change feed publishes once they are durable. */
+  /** The changes to make durable, in seq order (none when nothing changes): what the change feed publishes once they are. */
   entries: ChangeEntry[];
   /** The id the next create gets; MAX_BOOK_ID + 1 once every id is given. */
   nextId: number;
@@ -38,7 +43,7 @@ export interface BatchPlan {
  * undefined first, as 404 comes before 412).
  */
 export function planBatch(ops: readonly Op[], committed: (id: number) => string | undefined, nextId: number, seq: number): BatchPlan {
-  const plan: BatchPlan = { changes: new Map(), results: [], text: '', entries: [], nextId, seq };
+  const plan: BatchPlan = { changes: new Map(), results: [], entries: [], nextId, seq };
   const current = (id: number): string | undefined => {
     const changed = plan.changes.get(id);
     return changed === null ? undefined : (changed ?? committed(id));
@@ -53,8 +58,7 @@ export function planBatch(ops: readonly Op[], committed: (id: number) => string 
       const found = before !== undefined;
       if (found) {
         plan.changes.set(op.id, null);
-        plan.text += encodeDelete(++plan.seq, op.id);
-        plan.entries.push({ seq: plan.seq, type: 'deleted', id: op.id, bookJson: null });
+        plan.entries.push({ seq: ++plan.seq, type: 'deleted', id: op.id, bookJson: null });
       }
       plan.results.push(found);
       continue;
@@ -75,8 +79,7 @@ export function planBatch(ops: readonly Op[], committed: (id: number) => string 
       continue;
     }
     plan.changes.set(book.id, json);
-    plan.text += encodePut(++plan.seq, json);
-    plan.entries.push({ seq: plan.seq, type: op.kind === 'create' ? 'created' : 'updated', id: book.id, bookJson: json });
+    plan.entries.push({ seq: ++plan.seq, type: op.kind === 'create' ? 'created' : 'updated', id: book.id, bookJson: json });
     plan.results.push(book);
   }
   return plan;

@@ -43,7 +43,21 @@ export interface BookStore {
   remove(id: number, condition?: VersionCondition): Promise<boolean>;
   /** Every durable change in seq order, retained and live: GET /changes and GET /events read it. */
   readonly feed: ChangeFeed;
+  /**
+   * Resolves once memory holds every change acknowledged before the call, by this process or by
+   * any other serving the same catalogue; undefined when memory already does (a store that is its
+   * catalogue's only writer). Reads await it, so that a client behind a load balancer reads its own
+   * writes whichever process answers (docs/scaling-out.md). It never rejects: when the catalogue
+   * cannot be asked, reads answer what memory holds.
+   */
+  caughtUp(): Promise<void> | undefined;
   close(): Promise<void>;
+}
+
+/** `read()` once the store has caught up (BookStore.caughtUp): at once when it already has. */
+export function whenCaughtUp<T>(store: Pick<BookStore, 'caughtUp'>, read: () => T | Promise<T>): T | Promise<T> {
+  const waiting = store.caughtUp();
+  return waiting === undefined ? read() : waiting.then(read);
 }
 
 /** Counters of the store's work since it opened: batches, fsyncs, compactions, file sizes. */

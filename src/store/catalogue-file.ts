@@ -53,6 +53,12 @@ export async function writeCatalogue(dir: string, books: readonly Book[], fs: Fi
   await writeSortedCatalogue(dir, sorted.values(), fs);
 }
 
+/** Throws when the directory already holds a catalogue: a restore or a move never writes over one. */
+export async function refuseCatalogueIn(fs: FileLayer, dir: string, advice: string): Promise<void> {
+  const names = await fs.readdir(dir);
+  if (names.some((n) => n === SNAPSHOT_FILE || journalFirstSeq(n) !== undefined)) throw new Error(`data directory ${dir} already holds a catalogue; ${advice}`);
+}
+
 /** A book that does not follow the one before it in ascending id order (writeSortedCatalogue). */
 export class OutOfOrderError extends Error {}
 
@@ -66,10 +72,7 @@ export async function writeSortedCatalogue(dir: string, books: Iterator<Book> | 
   await makeDataDir(fs, dir, silentLogger);
   const release = await acquireLock(fs, dir, silentLogger);
   try {
-    const names = await fs.readdir(dir);
-    if (names.some((n) => n === SNAPSHOT_FILE || journalFirstSeq(n) !== undefined)) {
-      throw new Error(`data directory ${dir} already holds a catalogue; restore into an empty directory`);
-    }
+    await refuseCatalogueIn(fs, dir, 'restore into an empty directory');
     let count = 0;
     let lastId = 0;
     const lines: AsyncIterator<string> = {

@@ -1,22 +1,18 @@
-import { setImmediate } from 'node:timers/promises';
 import type { Book, BookFields, BookPatch } from '../model/book.ts';
-import { BookIdsExhaustedError, ChangesUnavailableError, PreconditionFailedError, StoreUnavailableError } from '../faults.ts';
+import { ChangesUnavailableError, StoreUnavailableError } from '../faults.ts';
 import type { Logger } from '../log.ts';
 import type { FileLayer } from '../fs/durable-fs.ts';
 import type { DurableBookStore, StoreStats, VersionCondition } from './book-store.ts';
 import { changeOf, type Change } from './change.ts';
 import { RETAINED_CHANGES, type ChangeFeed, type ChangeLog } from './change-log.ts';
 import { Compactor, type CompactionOptions } from './compaction.ts';
-import { NO_ID_LEFT, planBatch, PRECONDITION_FAILED, type Op, type Result } from './batch.ts';
+import { outcomeOf, planBatch, type Op, type Result } from './batch.ts';
 import type { BookIndex, ListSnapshot } from './book-index.ts';
+import { journalText } from './journal.ts';
 import type { JournalWriter } from './journal-writer.ts';
+import { ListSnapshots } from './list-snapshots.ts';
 import type { StoreObserver } from './observer.ts';
 import { WriteProbe } from './write-probe.ts';
-
-/** Milliseconds of list-text rebuilding per event-loop turn: small enough that a scavenge landing in it still leaves the turn well under 20 ms (`npm run bench:list-after-writes`: longest gap 10.3–15.4 ms at 1M books). */
-const SETTLING_SLICE_MS = 2;
-/** Turns of rebuilding before the rest is done at once: ~2 s of slices, past what 5M books need. */
-const MAX_SETTLING_TURNS = 1000;
 
 /** What openStore recovered and opened, handed to the store (which owns it from then on). */
 export interface RecoveredStore {
@@ -36,14 +32,16 @@ export interface RecoveredStore {
 
 interface Waiter {
   op: Op;
-  resolve: (value: Exclude<Result, typeof PRECONDITION_FAILED | typeof NO_ID_LEFT>) => void;
+  resolve: (value: Book | boolean | undefined) => void;
   reject: (err: unknown) => void;
 }
 
 function answerWaiter(w: Waiter, result: Result): void {
-  if (result === PRECONDITION_FAILED) w.reject(new PreconditionFailedError());
-  else if (result === NO_ID_LEFT) w.reject(new BookIdsExhaustedError());
-  else w.resolve(result);
+  try {
+    w.resolve(outcomeOf(result));
+  } catch (err) {
+    w.reject(err);
+  }
 }
 
 /**
@@ -66,8 +64,7 @@ export class FileBookStore implements DurableBookStore {
   /** Waiters the flush loop took from the queue and has not answered yet. */
   #inFlight: Waiter[] = [];
   #flushing: Promise<void> | undefined;
-  #snapshot: ListSnapshot | undefined;
-  #settling: Promise<ListSnapshot> | undefined;
+  readonly #lists: ListSnapshots;
   #closed = false;
   #closing: Promise<void> | undefined;
   /** Set when a failed write could not be undone: writes fail until a restart recovers from disk. */
@@ -81,6 +78,7 @@ export class FileBookStore implements DurableBookStore {
     this.#logger = r.logger;
     this.#observer = r.observer;
     this.#index = r.index;
+    this.#lists = new ListSnapshots(r.index);
     this.#journal = r.journal;
     this.#feed = r.feed;
     this.#release = r.release;
@@ -123,6 +121,11 @@ export class FileBookStore implements DurableBookStore {
     return entries.map(changeOf);
   }
 
+  /** This process is the catalogue's only writer (the directory's lock): memory holds every acknowledged change. */
+  caughtUp(): undefined {
+    return undefined;
+  }
+
   get writable(): boolean {
     return this.#unavailable() === undefined && !this.#probe.running && !this.#compactor.failing;
   }
@@ -141,30 +144,7 @@ export class FileBookStore implements DurableBookStore {
   }
 
   listSnapshot(): Promise<ListSnapshot> {
-    if (this.#snapshot === undefined && this.#settling === undefined && this.#index.buildListTexts(performance.now() + SETTLING_SLICE_MS) === 0) {
-      this.#snapshot = this.#index.snapshot();
-    }
-    if (this.#snapshot !== undefined) return Promise.resolve(this.#snapshot);
-    // One rebuild for every list and search that asks meanwhile: each would otherwise take its own slice per turn.
-    this.#settling ??= this.#settleSnapshot();
-    return this.#settling;
-  }
-
-  /**
-   * Goes on rebuilding the changed pages' list text a slice per event-loop turn, then takes the
-   * snapshot of the state committed by then (one committed state: each write wholly in or out).
-   * After MAX_SETTLING_TURNS, writes outpacing the rebuild, the rest is rebuilt at once.
-   */
-  async #settleSnapshot(): Promise<ListSnapshot> {
-    try {
-      let turn = 0;
-      do await setImmediate();
-      while (++turn < MAX_SETTLING_TURNS && this.#index.buildListTexts(performance.now() + SETTLING_SLICE_MS) > 0);
-      this.#snapshot ??= this.#index.snapshot();
-      return this.#snapshot;
-    } finally {
-      this.#settling = undefined;
-    }
+    return this.#lists.take();
   }
 
   booksAfter(after: number, limit: number): { books: string[]; more: boolean } {
@@ -216,7 +196,7 @@ export class FileBookStore implements DurableBookStore {
     return undefined;
   }
 
-  #enqueue(op: Op): Promise<Exclude<Result, typeof PRECONDITION_FAILED | typeof NO_ID_LEFT>> {
+  #enqueue(op: Op): Promise<Book | boolean | undefined> {
     const unavailable = this.#unavailable();
     if (unavailable !== undefined) return Promise.reject(unavailable);
     return new Promise((resolve, reject) => {
@@ -284,16 +264,16 @@ export class FileBookStore implements DurableBookStore {
    */
   async #commit(batch: Waiter[]): Promise<() => void> {
     const index = this.#index;
-    const { changes, results, text, entries, nextId, seq } = planBatch(
+    const { changes, results, entries, nextId, seq } = planBatch(
       batch.map((w) => w.op),
       (id) => index.get(id),
       this.#nextId,
       this.#seq,
     );
-    if (text !== '') {
+    if (entries.length > 0) {
       let syncSeconds: number;
       try {
-        syncSeconds = await this.#journal.append(Buffer.from(text, 'utf8'));
+        syncSeconds = await this.#journal.append(Buffer.from(journalText(entries), 'utf8'));
       } catch (cause) {
         await this.#undoFailedWrite(batch, cause);
         return () => {};
@@ -307,7 +287,7 @@ export class FileBookStore implements DurableBookStore {
       if (json === null) index.delete(id);
       else index.set(id, json);
     }
-    if (changes.size > 0) this.#snapshot = undefined;
+    if (changes.size > 0) this.#lists.changed();
     this.#nextId = nextId;
     this.#seq = seq;
     // The feed's hook: only now is the batch durable (fdatasync returned) and in memory.

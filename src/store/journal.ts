@@ -1,4 +1,5 @@
 import { crc32 } from 'node:zlib';
+import type { ChangeEntry } from './change.ts';
 import { bookIdAt, bookIdIn, decimalAt } from './decimal.ts';
 
 /**
@@ -67,6 +68,13 @@ export function encodePut(seq: number, json: string): string {
 
 export function encodeDelete(seq: number, id: number): string {
   return seal(`${SEQ_PREFIX}${seq},${DEL_INFIX}${id}`);
+}
+
+/** The journal records of `entries`, in their order. */
+export function journalText(entries: readonly ChangeEntry[]): string {
+  let text = '';
+  for (const e of entries) text += e.bookJson === null ? encodeDelete(e.seq, e.id) : encodePut(e.seq, e.bookJson);
+  return text;
 }
 
 const latin1 = (text: string): Buffer => Buffer.from(text, 'latin1');

@@ -1,4 +1,5 @@
-import { rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import {
   createLogger,
   createServer,
@@ -9,11 +10,16 @@ import {
   type BookStore,
   type CatalogueServer,
   type DurableBookStore,
+  type Logger,
   type LogLevel,
+  type MemoryBudget,
+  type StoreObserver,
   type ServerOptions,
   type StoreOptions,
 } from '../../src/index.ts';
 import { signToken } from '../../src/auth/jwt.ts';
+import { readFileDump } from '../../src/store/catalogue-dump.ts';
+import { createDatabase, storePackage } from './postgres.ts';
 import { tempDir } from './temp-dirs.ts';
 
 export const TEST_SECRET = 'test-secret-that-is-at-least-32-bytes-long!';
@@ -73,6 +79,32 @@ export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'log
   wrapStore?: (store: DurableBookStore) => BookStore;
 }
 
+/**
+ * TEST_POSTGRES_DIR, the socket directory of a running PostgreSQL cluster (test/postgres-http.test.ts
+ * starts one): every app then serves a catalogue in a database of its own there, so the HTTP tests
+ * run unchanged against the PostgreSQL store. The switch lives here, never in src/.
+ */
+const POSTGRES_DIR = process.env.TEST_POSTGRES_DIR;
+/** Where a data directory notes its database, so that a restart on the same directory opens the same catalogue. */
+const DATABASE_NOTE = 'test-database-url';
+
+/**
+ * The PostgreSQL store for the app on `dataDir`: a new database the first time, holding whatever
+ * catalogue the directory holds (`catalogue`, moved as `book-catalogue move to-postgres` does), the
+ * same database on a restart.
+ */
+async function openPostgresFor(dataDir: string, socketDir: string, options: { logger: Logger; memoryBudget?: MemoryBudget; observer?: StoreObserver }): Promise<DurableBookStore> {
+  const pg = await storePackage();
+  const note = join(dataDir, DATABASE_NOTE);
+  let url = await readFile(note, 'utf8').catch(() => undefined);
+  if (url === undefined) {
+    url = await createDatabase(socketDir);
+    await pg.writeDump(url, await readFileDump(dataDir));
+    await writeFile(note, url);
+  }
+  return pg.openPostgresStore(url, options);
+}
+
 /** Starts the service in-process on an ephemeral port with its own temporary data directory. */
 export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   const { dataDir: givenDir, port = 0, logLevel = 'debug', storeOptions, catalogue, wrapStore, ...appOptions } = options;
@@ -80,7 +112,11 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   if (catalogue !== undefined) await writeCatalogue(dataDir, catalogue);
   const logs: string[] = [];
   const logger = createLogger({ level: logLevel, write: (line) => logs.push(line) });
-  const store = await openStore(dataDir, { logger, ...storeOptions, ...(appOptions.metrics !== undefined && { observer: appOptions.metrics.storeObserver }) });
+  // A test that hands the store a file layer is about the file store: it gets one whatever TEST_POSTGRES_DIR says.
+  const store =
+    POSTGRES_DIR !== undefined && storeOptions?.fs === undefined
+      ? await openPostgresFor(dataDir, POSTGRES_DIR, { logger, ...(storeOptions?.memoryBudget !== undefined && { memoryBudget: storeOptions.memoryBudget }), ...(appOptions.metrics !== undefined && { observer: appOptions.metrics.storeObserver }) })
+      : await openStore(dataDir, { logger, ...storeOptions, ...(appOptions.metrics !== undefined && { observer: appOptions.metrics.storeObserver }) });
   const secret = appOptions.secret ?? TEST_SECRET;
   const server = createServer({
     secret,

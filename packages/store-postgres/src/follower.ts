@@ -1,0 +1,181 @@
+import type { ChangeEntry, Logger } from 'book-catalogue/store-kit';
+import pg from 'pg';
+import { entryOf, type ChangeRow, type Mirror } from './mirror.ts';
+import type { QueryTimer } from './pool-metrics.ts';
+import { CHANNEL } from './schema.ts';
+
+/** Changes per query while catching up. */
+const PULL_ROWS = 2000;
+/** Reconnection waits: from the first retry to the longest, doubling. */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 2000;
+
+interface Waiter {
+  seq: number;
+  resolve: () => void;
+}
+
+export interface FollowerOptions {
+  /** What `new pg.Client()` is given for the listening connection. */
+  connection: pg.ClientConfig;
+  pool: pg.Pool;
+  mirror: Mirror;
+  logger: Logger;
+  timer: QueryTimer;
+  /** The catalogue's changes are no longer in the table (this process fell too far behind): it must restart. */
+  lost: (err: Error) => void;
+}
+
+/**
+ * Keeps the mirror following the catalogue: a connection LISTENs on CHANNEL (every commit
+ * notifies it), and each notification reads the changes after the mirror's seq, in seq order,
+ * and applies them. No polling: between commits nothing is read. When the connection drops it is
+ * opened again by itself, and the changes made meanwhile are read then.
+ */
+export class Follower {
+  readonly #o: FollowerOptions;
+  #client: pg.Client | undefined;
+  #listening = false;
+  #closed = false;
+  #pulling: Promise<void> | undefined;
+  #again = false;
+  #waiters: Waiter[] = [];
+  #retryMs = RETRY_FIRST_MS;
+  #retry: NodeJS.Timeout | undefined;
+
+  constructor(options: FollowerOptions) {
+    this.#o = options;
+  }
+
+  /** Whether the connection is listening now: while it is not, the database cannot be reached. */
+  get listening(): boolean {
+    return this.#listening;
+  }
+
+  /** Resolves once listening; rejects with why the first connection failed. */
+  async start(): Promise<void> {
+    await this.#connect();
+  }
+
+  /** Resolves once the mirror has applied every change up to `seq`. */
+  waitFor(seq: number): Promise<void> {
+    if (this.#o.mirror.seq >= seq) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#waiters.push({ seq, resolve });
+      this.pull();
+    });
+  }
+
+  /**
+   * A batch this process committed: applied at once when it follows the mirror's seq and nothing
+   * is being read; otherwise the changes before it are read first, and it with them.
+   */
+  committed(entries: readonly ChangeEntry[]): Promise<void> {
+    const first = entries[0];
+    if (first !== undefined && this.#pulling === undefined && first.seq === this.#o.mirror.seq + 1) {
+      this.#o.mirror.apply(entries);
+      this.#wake();
+      return Promise.resolve();
+    }
+    return this.waitFor(entries.at(-1)?.seq ?? 0);
+  }
+
+  /** Reads and applies the changes after the mirror's seq, until none follow. */
+  pull(): void {
+    if (this.#pulling !== undefined) {
+      this.#again = true;
+      return;
+    }
+    this.#pulling = this.#pullLoop().finally(() => {
+      this.#pulling = undefined;
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    this.#listening = false;
+    await this.#pulling;
+    await this.#client?.end().catch(() => {});
+    for (const w of this.#waiters.splice(0)) w.resolve();
+  }
+
+  async #pullLoop(): Promise<void> {
+    const { pool, mirror, timer, logger } = this.#o;
+    do {
+      this.#again = false;
+      try {
+        for (;;) {
+          const { rows } = await timer.time('changes', () => pool.query<ChangeRow>('SELECT seq, type, id, book FROM book_changes WHERE seq > $1 ORDER BY seq LIMIT $2', [mirror.seq, PULL_ROWS]));
+          if (rows.length === 0) break;
+          const entries = rows.map(entryOf);
+          const gap = entries.findIndex((e, i) => e.seq !== mirror.seq + 1 + i);
+          if (gap !== -1) {
+            this.#o.lost(new Error(`the changes after seq ${mirror.seq} are no longer in book_changes (it holds seq ${entries[0]?.seq} on): this process fell too far behind; restart it`));
+            return;
+          }
+          mirror.apply(entries);
+          this.#wake();
+          if (rows.length < PULL_ROWS) break;
+        }
+      } catch (err) {
+        // The database went away mid-read: the next connection reads again from the mirror's seq.
+        logger.warn('reading the change feed from the database failed; it is read again once the database answers', { err: err as Error });
+        return;
+      }
+    } while (this.#again && !this.#closed);
+  }
+
+  /** Answers the waiters the mirror has reached. */
+  #wake(): void {
+    const seq = this.#o.mirror.seq;
+    if (this.#waiters.length === 0) return;
+    const still: Waiter[] = [];
+    for (const w of this.#waiters) (w.seq <= seq ? w.resolve() : still.push(w));
+    this.#waiters = still;
+  }
+
+  async #connect(): Promise<void> {
+    const client = new pg.Client(this.#o.connection);
+    client.on('error', (err) => this.#dropped(client, err));
+    client.on('end', () => this.#dropped(client, undefined));
+    client.on('notification', () => this.pull());
+    this.#client = client;
+    await client.connect();
+    await client.query(`LISTEN ${CHANNEL}`);
+    const { rows } = await client.query<{ seq: string }>('SELECT seq FROM catalogue');
+    if (this.#closed) return;
+    const seq = Number(rows[0]?.seq ?? 0);
+    if (seq < this.#o.mirror.seq) {
+      // A failover to a replica that had not received the last commits: new writes would reuse seqs clients already have.
+      this.#o.lost(new Error(`the database is at seq ${seq}, behind the seq ${this.#o.mirror.seq} this process has served: it lost acknowledged commits (a failover to a replica that was behind?); writes stop until this process restarts on what the database holds`));
+    }
+    this.#listening = true;
+    this.#retryMs = RETRY_FIRST_MS;
+    // Commits made while nobody listened notified no one.
+    this.pull();
+  }
+
+  #dropped(client: pg.Client, err: Error | undefined): void {
+    if (client !== this.#client || this.#closed) return;
+    this.#client = undefined;
+    if (this.#listening) this.#o.logger.error('lost the connection to PostgreSQL; connecting again', err === undefined ? {} : { err });
+    this.#listening = false;
+    client.end().catch(() => {});
+    this.#scheduleReconnect();
+  }
+
+  #scheduleReconnect(): void {
+    if (this.#closed || this.#retry !== undefined) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      this.#connect().catch(() => {
+        this.#client?.end().catch(() => {});
+        this.#client = undefined;
+        this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
+        this.#scheduleReconnect();
+      });
+    }, this.#retryMs);
+    this.#retry.unref();
+  }
+}

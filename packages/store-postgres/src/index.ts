@@ -1,0 +1,77 @@
+/**
+ * The book catalogue's store on PostgreSQL: `openPostgresStore(url)` opens what the service's
+ * STORE_URL names. The service loads this package only when STORE_URL names PostgreSQL, so the
+ * core keeps no dependency on it (README.md beside this file; docs/scaling-out.md in the core).
+ */
+import { silentLogger, type DurableBookStore, type Logger, type MemoryBudget, type Registry } from 'book-catalogue';
+import { NO_STORE_OBSERVER, type StoreObserver } from 'book-catalogue/store-kit';
+import pg from 'pg';
+import { Follower } from './follower.ts';
+import { Mirror } from './mirror.ts';
+import { poolMetrics } from './pool-metrics.ts';
+import { PostgresBookStore } from './postgres-store.ts';
+import { ensureSchema } from './schema.ts';
+import { SeqBarrier } from './seq-barrier.ts';
+import { Writer } from './writer.ts';
+
+export { readDump, writeDump } from './catalogue-copy.ts';
+
+/** Connections per process unless PostgresStoreOptions.poolSize says otherwise. */
+export const DEFAULT_POOL_SIZE = 10;
+/** How long a query waits for a connection (the database unreachable) before it fails. */
+const CONNECT_TIMEOUT_MS = 3000;
+
+export interface PostgresStoreOptions {
+  logger?: Logger;
+  /** Told of every commit and failed write (the service's metrics). */
+  observer?: StoreObserver;
+  /** What the feed's changes beyond the last 10,000 are charged to (never many: the database holds them). */
+  memoryBudget?: MemoryBudget;
+  /** Where the pool and query families go (`createMetrics().registry`). */
+  registry?: Registry;
+  /** Connections of this process's pool (PG_POOL_SIZE); the feed's listening connection is one more. */
+  poolSize?: number;
+}
+
+/** The URL as logs may show it: the password replaced. */
+export function redactedUrl(url: string): string {
+  return url.replace(/^(\w+:\/\/[^:@/]*:)[^@/]*@/, '$1***@');
+}
+
+/**
+ * Connects, creates the tables when missing, loads the catalogue into memory and starts following
+ * its changes. Rejects (nothing left open) when the database cannot be reached or refuses.
+ */
+export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<DurableBookStore> {
+  const logger = options.logger ?? silentLogger;
+  const connection: pg.ClientConfig = { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'book-catalogue' };
+  const pool = new pg.Pool({ ...connection, max: options.poolSize ?? DEFAULT_POOL_SIZE });
+  // An idle connection the server closed (a restart): logged, and the pool opens another when needed.
+  pool.on('error', (err) => logger.warn('a pooled PostgreSQL connection failed', { err }));
+  let follower: Follower | undefined;
+  try {
+    await ensureSchema(pool);
+    const client = await pool.connect();
+    let mirror: Mirror;
+    try {
+      const onListenerError = (err: unknown): void => logger.error('a change feed listener threw; it was unsubscribed', { err: err as Error });
+      mirror = await Mirror.load(client, onListenerError, options.memoryBudget);
+    } finally {
+      client.release();
+    }
+    let store: PostgresBookStore | undefined;
+    const listening = (): boolean => follower?.listening ?? false;
+    const timer = poolMetrics(options.registry, pool, listening);
+    follower = new Follower({ connection, pool, mirror, logger, timer, lost: (err) => store?.lose(err) });
+    await follower.start();
+    const observer = options.observer ?? NO_STORE_OBSERVER;
+    const writer = new Writer({ pool, follower, logger, observer, timer });
+    store = new PostgresBookStore({ location: redactedUrl(url), pool, mirror, follower, writer, barrier: new SeqBarrier(pool, timer), logger });
+    observer.opened(store);
+    return store;
+  } catch (err) {
+    await follower?.close();
+    await pool.end().catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createLogger, Registry, type DurableBookStore, type Logger } from '../src/index.ts';
+import { needsPostgres, sql, startCluster, storePackage, type Cluster } from './helpers/postgres.ts';
+import { until } from './helpers/wait.ts';
+
+const book = { title: 'T', author: 'A', year: 2000 };
+
+/** Ends every connection the store holds to `url`'s database, as a network cut or a failover does. */
+const cutConnections = (url: string): Promise<string> => sql(url, 'SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+
+describe('the PostgreSQL store on its own', needsPostgres(), () => {
+  let cluster: Cluster;
+  const open: DurableBookStore[] = [];
+  before(async () => {
+    cluster = await startCluster();
+  });
+  after(async () => {
+    for (const store of open) await store.close();
+    await cluster?.remove();
+  });
+  const openStore = async (url: string, options: { registry?: Registry; logger?: Logger } = {}): Promise<DurableBookStore> => {
+    const store = await (await storePackage()).openPostgresStore(url, options);
+    open.push(store);
+    return store;
+  };
+
+  it('what logs and messages show of STORE_URL has its password replaced', async () => {
+    const { redactedUrl } = await storePackage();
+    assert.equal(redactedUrl('postgres://catalogue:s3cr%40t@db.internal:5432/books?sslmode=require'), 'postgres://catalogue:***@db.internal:5432/books?sslmode=require');
+    assert.equal(redactedUrl('postgresql://catalogue@/books?host=/run/postgresql'), 'postgresql://catalogue@/books?host=/run/postgresql');
+  });
+
+  it('metrics: the pool by state, queries waiting, the listening connection and query durations by query', async () => {
+    const registry = new Registry();
+    const store = await openStore(await cluster.createDatabase(), { registry });
+    await store.create(book);
+    await store.caughtUp();
+    const text = registry.expose();
+    for (const line of [
+      /^book_catalogue_pg_pool_connections\{state="idle"\} \d+$/m,
+      /^book_catalogue_pg_pool_connections\{state="busy"\} \d+$/m,
+      /^book_catalogue_pg_pool_waiting 0$/m,
+      /^book_catalogue_pg_listening 1$/m,
+      /^book_catalogue_pg_query_duration_seconds_count\{query="commit"\} 1$/m,
+      /^book_catalogue_pg_query_duration_seconds_count\{query="seq"\} 1$/m,
+      /^book_catalogue_pg_query_duration_seconds_bucket\{query="write",le="\+Inf"\} [1-9]\d*$/m,
+    ]) {
+      assert.match(text, line);
+    }
+  });
+
+  it('a connection cut is ridden out: the feed connection comes back by itself and what was written meanwhile arrives', async () => {
+    const url = await cluster.createDatabase();
+    const [a, b] = [await openStore(url), await openStore(url)];
+    await a.create(book);
+    await cutConnections(url);
+    await until('B listening again', () => b.writable);
+    const created = await a.create(book).catch(() => a.create(book));
+    await until('B holding the book A wrote after the cut', () => b.getJson(created.id) !== undefined);
+    assert.equal(b.feed.seq, a.feed.seq);
+  });
+
+  it('a database behind what the process served (a failover to a lagging replica) stops writes and readiness until a restart', async () => {
+    const url = await cluster.createDatabase();
+    const errors: string[] = [];
+    const store = await openStore(url, { logger: createLogger({ level: 'error', write: (line) => errors.push(line) }) });
+    for (let n = 0; n < 3; n++) await store.create(book);
+    // What a replica that missed the last commit holds.
+    await sql(url, "DELETE FROM book_changes WHERE seq = 3; DELETE FROM books WHERE id = 3; UPDATE catalogue SET seq = 2, next_id = 3");
+    await cutConnections(url);
+    await until('the store logging that the database is behind it', () => errors.some((line) => line.includes('the database is at seq 2, behind the seq 3 this process has served')));
+    assert.equal(store.writable, false);
+    await assert.rejects(store.create(book), /read-only until restart/);
+  });
+});
