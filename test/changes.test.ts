@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { MAX_CHANGES_PAGE_BYTES } from '../src/events/resume-point.ts';
 import { RETAINED_CHANGES } from '../src/store/change-log.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { changes } from './helpers/changes-client.ts';
@@ -103,6 +104,33 @@ describe('GET /changes', () => {
     } finally {
       await failing.close();
     }
+  });
+});
+
+describe('GET /changes of big books', () => {
+  let app: TestApp;
+  after(() => app.close());
+
+  it('pages stop near 1 MiB whatever the limit; following Link gets every change exactly once', async () => {
+    app = await startApp();
+    // The largest book: a title and an author of 1000 control characters, each escaped to six in JSON.
+    const big = '\u0001'.repeat(1000);
+    const { id } = await app.store.create({ title: big, author: big, year: 2000 });
+    const total = 300;
+    for (let i = 1; i < total; i++) await app.store.update(id, { year: 1000 + i });
+    const seen: number[] = [];
+    let next: string | null = '/changes?since=0&limit=1000';
+    let pages = 0;
+    while (next !== null) {
+      const res = await app.request('GET', next);
+      assert.equal(res.status, 200);
+      assert.ok(Buffer.byteLength(res.text) <= MAX_CHANGES_PAGE_BYTES + 200, `page ${pages} has ${Buffer.byteLength(res.text)} bytes`);
+      seen.push(...(res.json.data as { seq: number }[]).map((c) => c.seq));
+      next = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
+      pages++;
+    }
+    assert.deepEqual(seen, Array.from({ length: total }, (_, i) => i + 1));
+    assert.ok(pages >= 3, `${pages} pages for about 3.6 MB of changes`);
   });
 });
 
