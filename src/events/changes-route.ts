@@ -50,7 +50,7 @@ export const CHANGES_ROUTE = defineRoute({
     operationId: 'listChanges',
     summary: 'The durable changes after `since`, ascending seq (a change feed for clients that poll)',
     description:
-      'At least the last 10,000 changes are retained, and every change since the last snapshot. A `since` older than that, ' +
+      'The last 10,000 changes are retained, and every change since the last snapshot (fewer when they would spend the memory budget). A `since` older than that, ' +
       'or past the last change (another history, e.g. a restored backup): 410 `Changes no longer available`.',
     tags: ['events'],
     security: PROTECTED,
