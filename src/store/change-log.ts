@@ -60,8 +60,8 @@ export interface ChangeFeed {
  * Every retained change draws from the memory budget as `retained_changes`: the changes since the
  * last snapshot grow without limit while no snapshot can be taken, and even the last
  * RETAINED_CHANGES of the largest books hold about 240 MB. When the budget is spent (they are cut
- * last of all), the oldest leave memory, fixed retention included (docs/contract.md, "Change
- * feed"); nothing leaves the journal.
+ * last of all), the oldest leave memory, fixed retention included; nothing leaves the journal
+ * (docs/contract.md, "Change feed").
  */
 export class ChangeLog implements ChangeFeed {
   #entries: ChangeEntry[];
