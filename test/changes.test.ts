@@ -170,6 +170,25 @@ describe('GET /changes of big books', () => {
   });
 });
 
+describe('a disk that refuses every write', () => {
+  it('fails each write with 500 but logs a bounded number of error lines: the first in full, then one per interval', async () => {
+    const rec = recordingFs();
+    const failing = await startApp({ storeOptions: { fs: rec.fs } });
+    try {
+      rec.hooks.write = () => {
+        throw ioError('ENOSPC');
+      };
+      const failures = 200;
+      for (let i = 0; i < failures; i++) assert.equal((await failing.request('POST', '/book', { body: book(`Full ${i}`) })).status, 500);
+      const errors = failing.logs.filter((l) => l.includes('"level":50'));
+      // Per REPEATED_FAILURE_LOG_MS: the store's line and the request's; a slow machine may cross a few intervals.
+      assert.ok(errors.length >= 1 && errors.length <= 12, `${errors.length} error lines for ${failures} failed writes`);
+    } finally {
+      await failing.close();
+    }
+  });
+});
+
 describe('GET /changes across restarts and compactions', () => {
   const temp = tempDirs('changes-');
   after(() => temp.removeAll());
