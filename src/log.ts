@@ -123,3 +123,42 @@ export function batchLines(write: (chunk: string) => void, maxChars = 64 * 1024)
     flush,
   };
 }
+
+/** While a failure keeps recurring (a full disk fails every write), at most one line about it per this many ms. */
+export const REPEATED_FAILURE_LOG_MS = 10_000;
+
+/**
+ * Which lines about a failure that keeps recurring reach the log: the first at once, then at most
+ * one per interval, saying how many were left out since. A disk that refuses every write fails
+ * every request: logging each with its stack wrote 597k lines (450 MB) in 130 s.
+ */
+export class LogRate {
+  readonly #intervalMs: number;
+  readonly #now: () => number;
+  #unlogged = 0;
+  #loggedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(intervalMs: number, now: () => number = performance.now.bind(performance)) {
+    this.#intervalMs = intervalMs;
+    this.#now = now;
+  }
+
+  /** A run of failures starts: its next one is logged at once. */
+  reset(): void {
+    this.#loggedAt = Number.NEGATIVE_INFINITY;
+    this.#unlogged = 0;
+  }
+
+  /** One more failure: undefined when it is not to be logged, else how many were left out before it. */
+  due(): number | undefined {
+    const now = this.#now();
+    if (now - this.#loggedAt < this.#intervalMs) {
+      this.#unlogged++;
+      return undefined;
+    }
+    const left = this.#unlogged;
+    this.#loggedAt = now;
+    this.#unlogged = 0;
+    return left;
+  }
+}

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { MAX_CHANGES_PAGE_BYTES } from '../src/events/resume-point.ts';
+import { MemoryBudget } from '../src/index.ts';
 import { RETAINED_CHANGES } from '../src/store/change-log.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { changes } from './helpers/changes-client.ts';
@@ -100,6 +102,87 @@ describe('GET /changes', () => {
           [2, 'created', 'Kept 2'],
         ],
       );
+    } finally {
+      await failing.close();
+    }
+  });
+});
+
+describe('GET /changes of big books', () => {
+  let app: TestApp;
+  const temp = tempDirs('changes-big-');
+  after(() => Promise.all([app.close(), temp.removeAll()]));
+
+  it('pages stop near 1 MiB whatever the limit; following Link gets every change exactly once', async () => {
+    app = await startApp();
+    // The largest book: a title and an author of 1000 control characters, each escaped to six in JSON.
+    const big = '\u0001'.repeat(1000);
+    const { id } = await app.store.create({ title: big, author: big, year: 2000 });
+    const total = 300;
+    for (let i = 1; i < total; i++) await app.store.update(id, { year: 1000 + i });
+    const seen: number[] = [];
+    let next: string | null = '/changes?since=0&limit=1000';
+    let pages = 0;
+    while (next !== null) {
+      const res = await app.request('GET', next);
+      assert.equal(res.status, 200);
+      assert.ok(Buffer.byteLength(res.text) <= MAX_CHANGES_PAGE_BYTES + 200, `page ${pages} has ${Buffer.byteLength(res.text)} bytes`);
+      seen.push(...(res.json.data as { seq: number }[]).map((c) => c.seq));
+      next = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
+      pages++;
+    }
+    assert.deepEqual(seen, Array.from({ length: total }, (_, i) => i + 1));
+    assert.ok(pages >= 3, `${pages} pages for about 3.6 MB of changes`);
+  });
+
+  it('the retained changes of big books stay within a small budget, the fixed retention shrinking; they survive a compaction and a restart', async () => {
+    const limit = 2 * 1024 * 1024;
+    const dataDir = await temp.make();
+    const rec = recordingFs();
+    rec.realSync = false; // about retention, not durability
+    const storeOptions = { fs: rec.fs, compaction: { minBytes: 1 << 30 } };
+    const budget = new MemoryBudget(limit);
+    let small = await startApp({ dataDir, storeOptions: { ...storeOptions, memoryBudget: budget }, memoryBudget: budget });
+    try {
+      const big = '\u0001'.repeat(1000);
+      const { id } = await small.store.create({ title: big, author: big, year: 2000 });
+      for (let i = 1; i < 2000; i++) await small.store.update(id, { year: 1000 + (i % 1000) });
+      await small.store.compact();
+      for (let i = 0; i < 200; i++) await small.store.update(id, { year: 1000 + (i % 1000) });
+      assert.ok(budget.heldBy('retained_changes') <= limit, `${budget.heldBy('retained_changes')} bytes of retained changes`);
+      const { seq, oldest } = small.store.feed;
+      // A change of this book is charged about 24 kB (two bytes per character of its 12 kB of JSON).
+      assert.ok(seq - oldest <= limit / 24_000, `${seq - oldest} changes retained`);
+      assert.equal((await changes(small, '?since=0')).status, 410, 'a follower from before the oldest retained reloads');
+      const tail = await changes(small, `?since=${oldest}&limit=3`);
+      assert.deepEqual(tail.data.map((c) => c.seq), [oldest + 1, oldest + 2, oldest + 3]);
+      await small.store.compact();
+      await small.close({ keepData: true });
+      // The snapshot carries what was retained (fewer than RETAINED_CHANGES); the feed follows on from it.
+      const again = new MemoryBudget(limit);
+      small = await startApp({ dataDir, storeOptions: { ...storeOptions, memoryBudget: again }, memoryBudget: again });
+      assert.equal(small.store.feed.seq, seq);
+      assert.ok(small.store.feed.oldest < seq && seq - small.store.feed.oldest <= limit / 24_000, `${seq - small.store.feed.oldest} changes after the restart`);
+      assert.deepEqual((await changes(small, `?since=${seq - 1}`)).data.map((c) => c.seq), [seq]);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe('a disk that refuses every write', () => {
+  it('fails each write with 500 but logs a bounded number of error lines: the first in full, then one per interval', async () => {
+    const rec = recordingFs();
+    const failing = await startApp({ storeOptions: { fs: rec.fs } });
+    try {
+      rec.hooks.write = () => {
+        throw ioError('ENOSPC');
+      };
+      const failures = 200;
+      for (let i = 0; i < failures; i++) assert.equal((await failing.request('POST', '/book', { body: book(`Full ${i}`) })).status, 500);
+      const errors = failing.logs.filter((l) => l.includes('"level":50'));
+      // Per REPEATED_FAILURE_LOG_MS: the store's line and the request's; a slow machine may cross a few intervals.
+      assert.ok(errors.length >= 1 && errors.length <= 12, `${errors.length} error lines for ${failures} failed writes`);
     } finally {
       await failing.close();
     }

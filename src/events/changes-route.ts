@@ -5,7 +5,7 @@ import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
 import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { changeJson } from '../store/change.ts';
-import { changesQuery, MAX_CHANGES_PAGE } from './resume-point.ts';
+import { changesQuery, MAX_CHANGES_PAGE, MAX_CHANGES_PAGE_BYTES } from './resume-point.ts';
 
 /** The schema GET /changes' operation refers to. */
 export const CHANGE_SCHEMAS: Readonly<Record<string, Schema>> = {
@@ -36,7 +36,7 @@ const LAST_SEQ: Header = {
 
 /**
  * GET /changes?since=&limit= (docs/contract.md, "Change feed"): the retained changes after `since` (default 0) as one
- * envelope, ascending seq, with `Link: <…>; rel="next"` (RFC 8288) while more follow. A `since`
+ * envelope, ascending seq, up to `limit` and MAX_CHANGES_PAGE_BYTES, with `Link: <…>; rel="next"` (RFC 8288) while more follow. A `since`
  * the feed no longer holds, or one past its last change: 410 `Changes no longer available`. Both
  * carry `X-Last-Seq`, the feed's seq, so a client that only polls learns where to follow from
  * after reloading (the /events stream says it in its `reset` frame).
@@ -50,7 +50,7 @@ export const CHANGES_ROUTE = defineRoute({
     operationId: 'listChanges',
     summary: 'The durable changes after `since`, ascending seq (a change feed for clients that poll)',
     description:
-      'At least the last 10,000 changes are retained, and every change since the last snapshot. A `since` older than that, ' +
+      'The last 10,000 changes are retained, and every change since the last snapshot (fewer when they would spend the memory budget). A `since` older than that, ' +
       'or past the last change (another history, e.g. a restored backup): 410 `Changes no longer available`.',
     tags: ['events'],
     security: PROTECTED,
@@ -60,7 +60,9 @@ export const CHANGES_ROUTE = defineRoute({
         name: 'limit',
         in: 'query',
         required: false,
-        description: `1 to ${MAX_CHANGES_PAGE}, default ${MAX_CHANGES_PAGE}. Decimal digits, else 400 \`Invalid query\`.`,
+        description:
+          `At most this many changes: 1 to ${MAX_CHANGES_PAGE}, default ${MAX_CHANGES_PAGE}. Decimal digits, else 400 \`Invalid query\`. ` +
+          `A page also stops before its changes pass ${MAX_CHANGES_PAGE_BYTES} bytes of JSON (always at least one change): continue from its \`Link\`.`,
         schema: { type: 'integer', minimum: 1, maximum: MAX_CHANGES_PAGE },
       },
     ],
@@ -85,10 +87,19 @@ export const CHANGES_ROUTE = defineRoute({
       const entries = feed.after(since, limit);
       const lastSeq = String(feed.seq);
       if (entries === undefined) throw refusal('changesUnavailable', { 'x-last-seq': lastSeq });
-      const last = entries.at(-1)?.seq ?? since;
+      const parts: string[] = [];
+      let bytes = 0;
+      let last = since;
+      for (const entry of entries) {
+        const json = changeJson(entry);
+        bytes += Buffer.byteLength(json) + 1;
+        if (bytes > MAX_CHANGES_PAGE_BYTES && parts.length > 0) break;
+        parts.push(json);
+        last = entry.seq;
+      }
       const headers: Record<string, string> = { 'x-last-seq': lastSeq };
       if (last < feed.seq) headers.link = `<${linkBase}/changes?since=${last}&limit=${limit}>; rel="next"`;
-      return envelopeReply(ANSWERS.changesRetrieved, `[${entries.map(changeJson).join(',')}]`, headers);
+      return envelopeReply(ANSWERS.changesRetrieved, `[${parts.join(',')}]`, headers);
     }
   },
 });

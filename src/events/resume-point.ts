@@ -5,6 +5,13 @@ import { integerParam, queryOf, singleParam } from '../http/query-params.ts';
 /** At most GET /changes' `limit`, and its default. */
 export const MAX_CHANGES_PAGE = 1000;
 
+/**
+ * The bytes of changes past which GET /changes adds no more to a page (docs/contract.md,
+ * "Change feed"): 1000 changes of the largest books (a title and an author of 1000 control
+ * characters, each escaped to six) are about 12 MB of JSON text, built as one string.
+ */
+export const MAX_CHANGES_PAGE_BYTES = 1 << 20;
+
 /** A seq as a client sends it in the query: decimal digits naming a safe integer, else 400 `Invalid query`. */
 export function parseSeq(text: string): number {
   return integerParam(text, 0, Number.MAX_SAFE_INTEGER);

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { Logger } from '../log.ts';
+import { LogRate, REPEATED_FAILURE_LOG_MS, type Logger } from '../log.ts';
 import { ClientAbortedError } from './body.ts';
 import type { Cors } from './cors.ts';
 import { ANSWERS, HttpError } from './messages.ts';
@@ -55,6 +55,7 @@ export interface ReplyWriterOptions {
 export function createReplyWriter({ logger, cors, isDraining, answerFault, requests, floor }: ReplyWriterOptions): { send: SendReply; fail: SendFailure } {
   const logRequests = logger.isEnabled('info');
   const streaming = { floor, logger };
+  const unexpected = new LogRate(REPEATED_FAILURE_LOG_MS);
 
   /**
    * Counts and logs an answer once it is written: at once for an answer written whole, at its
@@ -115,7 +116,8 @@ export function createReplyWriter({ logger, cors, isDraining, answerFault, reque
       send(ctx, answer);
       return;
     }
-    logger.error('unexpected failure while handling a request', { reqId, err: err as Error });
+    const unlogged = unexpected.due();
+    if (unlogged !== undefined) logger.error('unexpected failure while handling a request', { reqId, err: err as Error, unlogged });
     send(ctx, INTERNAL_ERROR);
   };
 

@@ -5,8 +5,8 @@
  *   replaced (the committed state it started from).
  * - `answers_in_flight`: answer bytes written to a connection that its socket has not taken yet.
  * - `event_streams`: frames committed for a `GET /events` stream its socket has not taken yet.
- * - `retained_changes`: changes the feed keeps in memory beyond its fixed retention, while
- *   compaction cannot take a snapshot.
+ * - `retained_changes`: the changes the feed keeps in memory: its fixed retention, and more
+ *   while compaction cannot take a snapshot.
  */
 export type ConsumerKind = 'list_snapshots' | 'answers_in_flight' | 'event_streams' | 'retained_changes';
 

@@ -1,7 +1,10 @@
 import type { Charge, MemoryBudget } from '../memory/budget.ts';
 import type { ChangeEntry } from './change.ts';
 
-/** Changes kept whatever the snapshots do (docs/contract.md, "Change feed"): a client this far behind can still resume. */
+/**
+ * Changes kept whatever the snapshots do, unless the memory budget is spent (docs/contract.md,
+ * "Change feed"): a client this far behind can still resume.
+ */
 export const RETAINED_CHANGES = 10_000;
 
 /**
@@ -50,14 +53,15 @@ export interface ChangeFeed {
 
 /**
  * Retention + fan-out. Seqs are contiguous (one journal record per change), so the entry for a
- * seq is found by arithmetic. Kept: at least the last RETAINED_CHANGES, and every change since the
- * last snapshot when that is more. Both survive a restart: the changes since the snapshot are in
- * the journal, and the snapshot carries the last RETAINED_CHANGES up to its own seq (`latest`).
+ * seq is found by arithmetic. Kept: the last RETAINED_CHANGES, and every change since the last
+ * snapshot when that is more. Both survive a restart: the changes since the snapshot are in the
+ * journal, and the snapshot carries the last RETAINED_CHANGES up to its own seq (`latest`).
  *
- * The changes kept beyond the last RETAINED_CHANGES (the extra ones) grow without limit while no
- * snapshot can be taken, so they draw from the memory budget as `retained_changes`: when it is
- * spent, the oldest of them leave memory (docs/contract.md, "Change feed"). The last
- * RETAINED_CHANGES are never dropped that way, nor anything in the journal.
+ * Every retained change draws from the memory budget as `retained_changes`: the changes since the
+ * last snapshot grow without limit while no snapshot can be taken, and even the last
+ * RETAINED_CHANGES of the largest books hold about 240 MB. When the budget is spent (they are cut
+ * last of all), the oldest leave memory, fixed retention included; nothing leaves the journal
+ * (docs/contract.md, "Change feed").
  */
 export class ChangeLog implements ChangeFeed {
   #entries: ChangeEntry[];
@@ -68,25 +72,24 @@ export class ChangeLog implements ChangeFeed {
   #snapshotSeq: number;
   readonly #listeners = new Set<ChangeListener>();
   readonly #onListenerError: (err: unknown) => void;
-  /** retainedBytes of the extra changes counted so far: those after `oldest`, up to #countedThrough. */
-  #extraBytes = 0;
-  #countedThrough: number;
+  /** retainedBytes of the retained changes, counted while there is a budget to charge them to. */
+  #bytes = 0;
   readonly #budget: MemoryBudget | undefined;
   readonly #charge: Charge | undefined;
 
   /**
    * `entries`: the contiguous changes up to `seq` that recovery found (the snapshot's, then the
    * journal's); `snapshotSeq`: the snapshot's seq (default: before the first entry); `budget`: what
-   * the extra changes are charged to (none: they are not counted).
+   * the retained changes are charged to (none: they are not counted).
    */
   constructor(seq: number, entries: ChangeEntry[], onListenerError: (err: unknown) => void, snapshotSeq = seq - entries.length, budget?: MemoryBudget) {
     this.#seq = seq;
     this.#entries = entries;
     this.#snapshotSeq = snapshotSeq;
     this.#onListenerError = onListenerError;
-    this.#countedThrough = this.oldest;
     this.#budget = budget;
     this.#charge = budget?.add({ kind: 'retained_changes', moved: () => 0, shed: () => this.#shed() });
+    if (this.#charge !== undefined) this.#bytes = this.#bytesOf(this.oldest, seq);
     this.#retain();
   }
 
@@ -116,7 +119,11 @@ export class ChangeLog implements ChangeFeed {
 
   /** The store's hook: a batch that is durable and applied to memory, seqs following `seq`. */
   append(batch: readonly ChangeEntry[]): void {
-    for (const entry of batch) this.#entries.push(entry);
+    const counted = this.#charge !== undefined;
+    for (const entry of batch) {
+      this.#entries.push(entry);
+      if (counted) this.#bytes += retainedBytes(entry);
+    }
     this.#seq += batch.length;
     this.#retain();
     for (const listener of this.#listeners) {
@@ -141,34 +148,32 @@ export class ChangeLog implements ChangeFeed {
   }
 
   /**
-   * Counts the changes that just became extra, drops those a snapshot holds, and reports what is
-   * left. A change is read once as it leaves the last RETAINED_CHANGES and at most once more when
-   * it is dropped: O(1) amortized per change.
+   * Drops the changes a snapshot holds beyond the last RETAINED_CHANGES and reports what is left.
+   * A change is read once as it is appended and at most once more when it is dropped: O(1)
+   * amortized per change.
    */
   #retain(): void {
-    const through = this.#seq - RETAINED_CHANGES;
-    if (this.#charge !== undefined && through > this.#countedThrough) {
-      this.#extraBytes += this.#bytesOf(this.#countedThrough, through);
-      this.#countedThrough = through;
-    }
-    this.#dropThrough(Math.min(this.#snapshotSeq, through), false);
-    this.#charge?.set(this.#extraBytes);
+    this.#dropThrough(Math.min(this.#snapshotSeq, this.#seq - RETAINED_CHANGES), false);
+    this.#charge?.set(this.#bytes);
   }
 
   /**
-   * The budget is spent: the oldest extra changes leave memory at once, enough to bring the budget
-   * back within its limit and at least half of what they held, so that the next shed waits for as
-   * many changes again (each one copies the changes kept).
+   * The budget is spent: the oldest retained changes leave memory at once, enough to bring the
+   * budget back within its limit and at least half of what they are taken from, so that the next
+   * shed waits for as many changes again (each one copies the changes kept). They are taken from
+   * those beyond the last RETAINED_CHANGES when that is enough, else from all.
    */
   #shed(): void {
     const budget = this.#budget as MemoryBudget;
-    const target = Math.min(this.#extraBytes / 2, this.#extraBytes - (budget.held - budget.limit));
-    const last = this.#seq - RETAINED_CHANGES;
+    const over = budget.held - budget.limit;
+    const fixedFrom = Math.max(this.oldest, this.#seq - RETAINED_CHANGES);
+    const extra = this.#bytesOf(this.oldest, fixedFrom);
+    const [goal, stop] = over <= extra ? [Math.max(over, extra / 2), fixedFrom] : [Math.max(over, this.#bytes / 2), this.#seq];
     let seq = this.oldest;
-    let bytes = this.#extraBytes;
-    while (bytes > target && seq < last) bytes -= retainedBytes(this.#at(++seq));
+    let freed = 0;
+    while (freed < goal && seq < stop) freed += retainedBytes(this.#at(++seq));
     this.#dropThrough(seq, true);
-    (this.#charge as Charge).set(this.#extraBytes);
+    (this.#charge as Charge).set(this.#bytes);
   }
 
   /** The entry for a retained `seq`. */
@@ -187,7 +192,7 @@ export class ChangeLog implements ChangeFeed {
   }
 
   /**
-   * Drops the changes up to `seq` (only extra ones are ever asked for, all of them counted).
+   * Drops the changes up to `seq`.
    * The dead prefix is copied out once it is as long as the live part (O(1) amortized per change),
    * or at once when `now`: memory the budget asked for must really be freed.
    */
@@ -196,9 +201,9 @@ export class ChangeLog implements ChangeFeed {
     const drop = seq - oldest;
     if (drop <= 0) return;
     if (this.#charge !== undefined) {
-      // Whichever is shorter: subtract what goes, or count again what stays (none, after a snapshot that caught up).
-      const stays = this.#countedThrough - seq;
-      this.#extraBytes = stays < drop ? this.#bytesOf(seq, this.#countedThrough) : this.#extraBytes - this.#bytesOf(oldest, seq);
+      // Whichever is shorter: subtract what goes, or count again what stays.
+      const stays = this.#seq - seq;
+      this.#bytes = stays < drop ? this.#bytesOf(seq, this.#seq) : this.#bytes - this.#bytesOf(oldest, seq);
     }
     this.#head += drop;
     if (now || this.#head * 2 >= this.#entries.length) {

@@ -1,4 +1,4 @@
-import type { Logger } from '../log.ts';
+import { LogRate, type Logger } from '../log.ts';
 
 /**
  * Consecutive failed compactions after which the store says it is not ready (docs/contract.md,
@@ -28,19 +28,16 @@ export interface RetryPacing {
 export class CompactionFailures {
   readonly #logger: Logger;
   readonly #pacing: RetryPacing;
-  readonly #now: () => number;
+  readonly #lines: LogRate;
   /** Consecutive failures: 0 while compactions succeed. */
   #count = 0;
   /** The wait after the last failure (ms). */
   #delay = 0;
-  /** Failures since the last line about them. */
-  #unlogged = 0;
-  #loggedAt = 0;
 
   constructor(logger: Logger, pacing: RetryPacing, now: () => number = performance.now.bind(performance)) {
     this.#logger = logger;
     this.#pacing = pacing;
-    this.#now = now;
+    this.#lines = new LogRate(FAILURE_LOG_INTERVAL_MS, now);
   }
 
   /** Consecutive failures so far. */
@@ -59,18 +56,11 @@ export class CompactionFailures {
     const { retryMs, maxRetryMs } = this.#pacing;
     this.#delay = Math.min(this.#count === 1 ? retryMs : this.#delay * 2, maxRetryMs);
     const retryInMs = this.#delay;
-    const now = this.#now();
-    if (this.#count === 1) {
-      this.#loggedAt = now;
-      this.#logger.error('compaction failed; the journal still holds every change', { err: err as Error, retryInMs });
-      return retryInMs;
-    }
-    this.#unlogged++;
-    if (now - this.#loggedAt >= FAILURE_LOG_INTERVAL_MS) {
-      this.#logger.error('compaction is still failing; the journal still holds every change', { err: err as Error, failures: this.#unlogged, consecutive: this.#count, retryInMs });
-      this.#loggedAt = now;
-      this.#unlogged = 0;
-    }
+    if (this.#count === 1) this.#lines.reset();
+    const left = this.#lines.due();
+    if (left === undefined) return retryInMs;
+    if (this.#count === 1) this.#logger.error('compaction failed; the journal still holds every change', { err: err as Error, retryInMs });
+    else this.#logger.error('compaction is still failing; the journal still holds every change', { err: err as Error, failures: left + 1, consecutive: this.#count, retryInMs });
     return retryInMs;
   }
 
@@ -79,6 +69,5 @@ export class CompactionFailures {
     if (this.#count === 0) return;
     this.#logger.info('compaction works again', { failures: this.#count });
     this.#count = 0;
-    this.#unlogged = 0;
   }
 }

@@ -1,6 +1,6 @@
 import type { Book, BookFields, BookPatch } from '../model/book.ts';
 import { ChangesUnavailableError, StoreUnavailableError } from '../faults.ts';
-import type { Logger } from '../log.ts';
+import { LogRate, REPEATED_FAILURE_LOG_MS, type Logger } from '../log.ts';
 import type { FileLayer } from '../fs/durable-fs.ts';
 import type { DurableBookStore, StoreStats, VersionCondition } from './book-store.ts';
 import { changeOf, type Change } from './change.ts';
@@ -52,6 +52,8 @@ function answerWaiter(w: Waiter, result: Result): void {
 export class FileBookStore implements DurableBookStore {
   readonly dir: string;
   readonly #logger: Logger;
+  /** A disk that refuses every write fails every batch: one line about it per REPEATED_FAILURE_LOG_MS. */
+  readonly #failedWrites = new LogRate(REPEATED_FAILURE_LOG_MS);
   readonly #observer: StoreObserver;
   readonly #index: BookIndex;
   readonly #journal: JournalWriter;
@@ -305,7 +307,8 @@ export class FileBookStore implements DurableBookStore {
     const waiting = batch.concat(this.#queue);
     this.#inFlight = waiting;
     this.#queue = [];
-    this.#logger.error('journal write failed; the changes waiting for it were not applied', { err: cause as Error, changes: waiting.length });
+    const unlogged = this.#failedWrites.due();
+    if (unlogged !== undefined) this.#logger.error('journal write failed; the changes waiting for it were not applied', { err: cause as Error, changes: waiting.length, unlogged });
     this.#observer.writeFailed();
     try {
       await this.#journal.cutBack();

@@ -25,7 +25,7 @@ export interface StoreOptions {
   /** After a failed write, how often the store checks by itself that it can write durably again (ms). Default 5000. */
   probeIntervalMs?: number;
   /**
-   * What the change feed's changes beyond the last 10,000 are charged to (`retained_changes`;
+   * What the change feed's retained changes are charged to (`retained_changes`;
    * SECURITY.md, "Memory budget"): pass the one given to `createApp`, so that one budget bounds
    * them all. Default: a budget of its own of `defaultMemoryBudgetBytes()`.
    */

@@ -3,7 +3,7 @@ import type { ChangeEntry, ChangeType } from './change.ts';
 
 /**
  * The changes a snapshot carries (format version 2): the last ones up to its `seq`, so that the
- * change feed's retention (docs/contract.md, "Change feed": at least the last RETAINED_CHANGES) holds across a restart
+ * change feed's retention (docs/contract.md, "Change feed": the last RETAINED_CHANGES, fewer when the memory budget is spent) holds across a restart
  * even right after a compaction, when the journal holds nothing older. One line each,
  * `{"seq":N,"type":"created"|"updated"|"deleted","id":I,"book":<the book as stored, or null>}`.
  * The layout is the store's own, written here, not the API's change JSON: the files on disk do not
