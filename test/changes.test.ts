@@ -113,7 +113,7 @@ describe('GET /changes of big books', () => {
   const temp = tempDirs('changes-big-');
   after(() => Promise.all([app.close(), temp.removeAll()]));
 
-  it('pages stop near 1 MiB whatever the limit; following Link gets every change exactly once', async () => {
+  it('pages stop near MAX_CHANGES_PAGE_BYTES (256 KiB) whatever the limit; following Link gets every change exactly once', async () => {
     app = await startApp();
     // The largest book: a title and an author of 1000 control characters, each escaped to six in JSON.
     const big = '\u0001'.repeat(1000);

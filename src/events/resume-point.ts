@@ -8,9 +8,11 @@ export const MAX_CHANGES_PAGE = 1000;
 /**
  * The bytes of changes past which GET /changes adds no more to a page (docs/contract.md,
  * "Change feed"): 1000 changes of the largest books (a title and an author of 1000 control
- * characters, each escaped to six) are about 12 MB of JSON text, built as one string.
+ * characters, each escaped to six) are about 12 MB of JSON text, built as one string. 256 KiB holds
+ * 1000 changes of typical books (about 150 bytes each) and keeps what one address's answers in
+ * flight can hold, 256 of them, at 64 MiB (SECURITY.md, "Limits").
  */
-export const MAX_CHANGES_PAGE_BYTES = 1 << 20;
+export const MAX_CHANGES_PAGE_BYTES = 256 * 1024;
 
 /** A seq as a client sends it in the query: decimal digits naming a safe integer, else 400 `Invalid query`. */
 export function parseSeq(text: string): number {
