@@ -78,11 +78,14 @@ async function filesUnder(dir: string): Promise<string[]> {
  * src/package-files.ts and src/sea/entry.ts ask for): every file of dist/ but declarations and
  * the main script's folder, and package.json (the version).
  */
+/** Entry points of the library for other stores' authors (package.json's exports), which the service never loads. */
+const LIBRARY_ONLY = ['dist/conformance/', 'dist/conformance.js', 'dist/store-kit.js'];
+
 export async function seaAssets(root: string): Promise<Map<string, string>> {
   const assets = new Map<string, string>();
   for (const file of (await filesUnder(join(root, 'dist'))).sort()) {
     const key = relative(root, file).split(sep).join('/');
-    if (key.endsWith('.d.ts') || key.endsWith('.map') || key.startsWith('dist/sea/')) continue;
+    if (key.endsWith('.d.ts') || key.endsWith('.map') || key.startsWith('dist/sea/') || LIBRARY_ONLY.some((part) => key.startsWith(part))) continue;
     assets.set(key, file);
   }
   assets.set('package.json', join(root, 'package.json'));

@@ -128,36 +128,45 @@ export function batchLines(write: (chunk: string) => void, maxChars = 64 * 1024)
 export const REPEATED_FAILURE_LOG_MS = 10_000;
 
 /**
- * Which lines about a failure that keeps recurring reach the log: the first at once, then at most
- * one per interval, saying how many were left out since. A disk that refuses every write fails
- * every request: logging each with its stack wrote 597k lines (450 MB) in 130 s.
+ * Which lines about a failure that keeps recurring reach the log: the first `burst` of an interval
+ * at once, then none until the interval ends, the next line saying how many were left out. A disk
+ * that refuses every write fails every request: logging each with its stack wrote 597k lines
+ * (450 MB) in 130 s.
  */
 export class LogRate {
   readonly #intervalMs: number;
+  readonly #burst: number;
   readonly #now: () => number;
   #unlogged = 0;
-  #loggedAt = Number.NEGATIVE_INFINITY;
+  #windowStart = Number.NEGATIVE_INFINITY;
+  #inWindow = 0;
 
-  constructor(intervalMs: number, now: () => number = performance.now.bind(performance)) {
+  constructor(intervalMs: number, now: () => number = performance.now.bind(performance), burst = 1) {
     this.#intervalMs = intervalMs;
+    this.#burst = burst;
     this.#now = now;
   }
 
   /** A run of failures starts: its next one is logged at once. */
   reset(): void {
-    this.#loggedAt = Number.NEGATIVE_INFINITY;
+    this.#windowStart = Number.NEGATIVE_INFINITY;
+    this.#inWindow = 0;
     this.#unlogged = 0;
   }
 
   /** One more failure: undefined when it is not to be logged, else how many were left out before it. */
   due(): number | undefined {
     const now = this.#now();
-    if (now - this.#loggedAt < this.#intervalMs) {
+    if (now - this.#windowStart >= this.#intervalMs) {
+      this.#windowStart = now;
+      this.#inWindow = 0;
+    }
+    if (this.#inWindow === this.#burst) {
       this.#unlogged++;
       return undefined;
     }
+    this.#inWindow++;
     const left = this.#unlogged;
-    this.#loggedAt = now;
     this.#unlogged = 0;
     return left;
   }

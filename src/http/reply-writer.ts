@@ -52,10 +52,15 @@ export interface ReplyWriterOptions {
 }
 
 /** How an app turns replies and failures into answers and request log lines, built once per app. */
+/** Unexpected failures logged in full per REPEATED_FAILURE_LOG_MS before the rest of them are only counted. */
+const UNEXPECTED_BURST = 10;
+
 export function createReplyWriter({ logger, cors, isDraining, answerFault, requests, floor }: ReplyWriterOptions): { send: SendReply; fail: SendFailure } {
   const logRequests = logger.isEnabled('info');
   const streaming = { floor, logger };
-  const unexpected = new LogRate(REPEATED_FAILURE_LOG_MS);
+  // Each of a few failures keeps its detail under its request id; a flood (a full disk fails every
+  // request alike) is cut to UNEXPECTED_BURST lines per interval.
+  const unexpected = new LogRate(REPEATED_FAILURE_LOG_MS, undefined, UNEXPECTED_BURST);
 
   /**
    * Counts and logs an answer once it is written: at once for an answer written whole, at its
