@@ -292,6 +292,32 @@ describe('the built-in page in Debian chromium', needs('chromium'), () => {
     await page.waitFor(`document.querySelector('#rows tr[data-id="${id}"] td:nth-child(2)')?.textContent === 'Arrived live'`);
   });
 
+  check('a live update that arrives while Add book walks to the new book\'s page does not cut the walk short', async () => {
+    await waitForText('feed-status', /^Live:/);
+    await page.fill('#search', '');
+    await page.press('Escape');
+    await waitForText('page-info', /^Page 1 of [3-9]$/);
+    // Every page of the list answers slowly, as over a slow link: the feed's `created` for the new
+    // book, and the reload it asks for, come while the walk is still on its way to the last page.
+    await page.evaluate(`(() => {
+      const plain = window.fetch;
+      window.__plainFetch = plain;
+      window.fetch = async (input, init) => {
+        if (String(input).startsWith('books?')) await new Promise((resolve) => setTimeout(resolve, 600));
+        return plain(input, init);
+      };
+    })()`);
+    try {
+      await page.fill('#add-title', 'Added during a live update');
+      await page.fill('#add-author', 'Walker');
+      await page.fill('#add-year', '2020');
+      await page.click('#add-form button[type=submit]');
+      await page.waitFor(`document.querySelector('#rows tr.highlight td:nth-child(2)')?.textContent === 'Added during a live update'`);
+    } finally {
+      await page.evaluate('window.fetch = window.__plainFetch');
+    }
+  });
+
   check('keyboard only: Tab order, visible focus, Enter opens and Escape closes a dialog', async () => {
     await page.fill('#search', 'tolkien');
     await waitForText('summary', /^3 books match/);

@@ -29,6 +29,12 @@ let shown: Book[] = [];
 let highlighted: number | undefined;
 /** Answers to an older request (typing fast, clicking twice) are dropped. */
 let generation = 0;
+/**
+ * The walk of show() under way. A reload (a live update: the feed's `created` for the very book
+ * being shown comes while the walk pages on) waits for it; cutting it short left the list on an
+ * earlier page without the book.
+ */
+let walking: Promise<void> | undefined;
 let actions: RowActions | undefined;
 
 export function setRowActions(handlers: RowActions): void {
@@ -154,7 +160,8 @@ export function search(text: string): Promise<boolean> {
   return load();
 }
 
-export function reload(): Promise<boolean> {
+export async function reload(): Promise<boolean> {
+  while (walking !== undefined) await walking;
   return load();
 }
 
@@ -177,7 +184,15 @@ export async function previous(): Promise<void> {
  * has the largest id, so it is on the last one), at most MAX_WALK pages; further than that, to a
  * page that starts with it, whose Previous leads back to the first page.
  */
-export async function show(id: number, searchText: string): Promise<void> {
+export function show(id: number, searchText: string): Promise<void> {
+  const walk = walkTo(id, searchText).finally(() => {
+    if (walking === walk) walking = undefined;
+  });
+  walking = walk;
+  return walk;
+}
+
+async function walkTo(id: number, searchText: string): Promise<void> {
   query = searchText;
   if (cursors.length > 1 && (cursors[cursors.length - 1] as number) >= id) cursors = [0];
   highlighted = id;
