@@ -38,8 +38,7 @@ for (const batch of plan(quick ? 'quick' : 'all')) {
   const seconds = Math.round((performance.now() - started) / 1000);
   const verdict = run.error !== undefined ? `did not start: ${run.error.message}` : run.status === 0 ? 'passed' : `failed (${run.signal ?? `exit ${run.status}`})`;
   if (verdict !== 'passed') failed = true;
-  const pace = ownConcurrency ? 'at the given concurrency' : batch.concurrency === 1 ? 'one at a time' : `${batch.concurrency} at a time`;
-  summary.push(`${batch.files.length} files, ${pace}: ${verdict} in ${seconds} s`);
+  summary.push(`${batch.label}${ownConcurrency ? ' (at the given concurrency)' : ''}: ${verdict} in ${seconds} s`);
 }
 process.stdout.write(`\n${summary.join('\n')}\n`);
 process.exitCode = failed ? 1 : 0;

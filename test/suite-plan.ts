@@ -18,8 +18,8 @@ export const SERIAL: Readonly<Record<string, string>> = {};
 
 /**
  * `npm run test:quick`: the pieces tested directly (tokens, routing, configuration, the model, the
- * store's parts), for the edit-test loop. No browser, no child process, no large catalogue:
- * test/suite-plan.test.ts holds them to that.
+ * store's parts), for the edit-test loop, all in one process (test/quick.ts). No browser, no child
+ * process, no large catalogue: test/suite-plan.test.ts holds them to that.
  */
 export const QUICK: readonly string[] = [
   'jwt.test.ts',
@@ -51,8 +51,11 @@ export function allTestFiles(): string[] {
 }
 
 export interface Batch {
+  /** What `node --test` is given. */
   readonly files: readonly string[];
   readonly concurrency: number;
+  /** What the batch is, for the runner's summary. */
+  readonly label: string;
 }
 
 /**
@@ -64,9 +67,10 @@ export function plan(which: 'all' | 'quick', files: readonly string[] = allTestF
     if (!files.includes(name)) throw new Error(`test/suite-plan.ts names ${name}, which is not in ${TEST_DIR}/`);
   }
   const path = (f: string): string => `${TEST_DIR}/${f}`;
-  if (which === 'quick') return [{ files: QUICK.map(path), concurrency: CONCURRENCY }];
+  if (which === 'quick') return [{ files: [path('quick.ts')], concurrency: 1, label: `${QUICK.length} quick files in one process` }];
+  const parallel = files.filter((f) => !(f in SERIAL));
   const serial = files.filter((f) => f in SERIAL);
-  const batches: Batch[] = [{ files: files.filter((f) => !(f in SERIAL)).map(path), concurrency: CONCURRENCY }];
-  if (serial.length > 0) batches.push({ files: serial.map(path), concurrency: 1 });
+  const batches: Batch[] = [{ files: parallel.map(path), concurrency: CONCURRENCY, label: `${parallel.length} files, ${CONCURRENCY} at a time` }];
+  if (serial.length > 0) batches.push({ files: serial.map(path), concurrency: 1, label: `${serial.length} files, one at a time` });
   return batches;
 }
