@@ -196,7 +196,10 @@ describe('GET /events limits and lifetime', () => {
   });
 
   it('a client that does not read is cut off; other streams and writes go on', async () => {
-    const app = await startApp({ eventStreams: { maxUnsentBytes: 64 * 1024 } });
+    // The writers' connections stay open between waves. With the 5 s default, a connection left
+    // idle while the test process waited that long for a turn raced the server closing it, and a
+    // write failed with "other side closed": client and server share this process's event loop.
+    const app = await startApp({ eventStreams: { maxUnsentBytes: 64 * 1024 }, limits: { keepAliveTimeoutMs: 60_000 } });
     const reader = await events(app);
     const stalled = connect(app.port, '127.0.0.1');
     try {
