@@ -259,7 +259,7 @@ describe('the command line (docs/contract.md, "Configuration")', { concurrency: 
       assert.equal(res.status, 201);
       assert.equal((res.json?.data as { title: string }).title, 'in flight');
       conn.destroy();
-      const exit = await service.exited;
+      const exit = await within('the service exiting once the answer in flight is out', service.exited);
       assert.equal(exit.code, 0);
       assert.equal(exit.stderr, '');
     });

@@ -151,7 +151,7 @@ describe('GET /events limits and lifetime', () => {
       // Still open after its backlog: a live change reaches it.
       assert.equal((await app.request('POST', '/book', { body: book('While open') })).status, 201);
       await stream.until(hasSeq(2));
-      await stream.ended;
+      await within("the stream ended at its token's exp", stream.ended);
       // Node's timers may fire up to a millisecond before their delay by Date.now().
       assert.ok(now() >= exp * 1000 - 2, `ended ${exp * 1000 - now()} ms before exp by the app's clock`);
       const frames = stream.frames.filter((f) => f.comment === undefined);
@@ -275,7 +275,7 @@ describe('GET /events across restarts and compactions', () => {
     const lastSeen = 2;
     await app.request('PUT', '/book/1', { body: { year: 1990 } });
     await app.close();
-    await first.ended;
+    await within('the stream ended by the shutdown', first.ended);
     app = await startApp({ dataDir });
     try {
       await app.request('DELETE', '/book/2');
