@@ -14,6 +14,7 @@ import { killAll, outputMatching, runMain, startMain, type Exit, type RunningSer
 import { fences, isSkipped, matchesShown, runnable } from './helpers/readme-blocks.ts';
 import { findTool, needs } from './helpers/system-tools.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
+import { within } from './helpers/wait.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Where `npm run build:binary` puts it: a binary built from this very dist/ (by an earlier run of the suite on another Node line, say) is used as it is. */
@@ -294,7 +295,7 @@ describe('the single executable (npm run build:binary)', { skip: typeof builder 
     await ended;
     assert.match(answer, /\r\nHTTP\/1\.1 201 Created\r\n/);
     assert.match(answer, /\r\nconnection: close\r\n/i);
-    const exit = await service.exited;
+    const exit = await within('the binary exiting once the answer in flight is out', service.exited);
     assert.equal(exit.code, 0, exit.stderr);
     assert.match(exit.stdout, /"msg":"stopped cleanly"}\n$/);
     assert.doesNotMatch(exit.stderr, /Warning/);

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { setImmediate as setImmediateAsync } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { signToken } from '../src/auth/jwt.ts';
 import { openConnection } from './helpers/raw.ts';
 import { killAll, launchMain, outputMatching, runMain, startMain, type Exit, type RunningService } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
+import { until, within } from './helpers/wait.ts';
 
 const SECRET = 'cli-test-secret-that-is-32-bytes-or-more';
 const PASSWORD = 'cli-test-password';
@@ -191,9 +191,9 @@ describe('the command line (docs/contract.md, "Configuration")', { concurrency: 
     let ended = false;
     void service.exited.then(() => (ended = true));
     // Silent: no startup line to wait for, so wait until the port answers (or the process ends).
-    while (!ended && !(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false))) await setImmediateAsync();
+    await until('the silent service answering /healthz (or ending)', async () => ended || (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)));
     service.child.kill('SIGTERM');
-    const exit = await service.exited;
+    const exit = await within('the service ending on SIGTERM', service.exited);
     assert.equal(exit.code, 0, exit.stderr);
     assert.match(exit.stderr, /Generated a password for user "admin": \S+/);
     assert.equal(exit.stdout, '', 'no log line at silent');
@@ -259,7 +259,7 @@ describe('the command line (docs/contract.md, "Configuration")', { concurrency: 
       assert.equal(res.status, 201);
       assert.equal((res.json?.data as { title: string }).title, 'in flight');
       conn.destroy();
-      const exit = await service.exited;
+      const exit = await within('the service exiting once the answer in flight is out', service.exited);
       assert.equal(exit.code, 0);
       assert.equal(exit.stderr, '');
     });

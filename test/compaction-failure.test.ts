@@ -7,6 +7,7 @@ import { startApp } from './helpers/app.ts';
 import { noFreeInodes } from './helpers/no-free-inodes.ts';
 import { openEvents } from './helpers/sse-client.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
+import { until } from './helpers/wait.ts';
 
 const temp = tempDirs('compaction-failure-');
 after(() => temp.removeAll());
@@ -17,12 +18,6 @@ async function updates(store: DurableBookStore, n: number, each?: () => void): P
     await Promise.all(Array.from({ length: Math.min(1000, n - done) }, (_, i) => store.update(1, { title: `Edition ${done + i}` })));
     each?.();
   }
-}
-
-/** Bounded wait for background work (a retry on its timer); fails naming what did not happen. */
-async function until(what: string, holds: () => boolean): Promise<void> {
-  for (let i = 0; i < 2000 && !holds(); i++) await new Promise((r) => setTimeout(r, 5));
-  assert.ok(holds(), `${what} did not happen`);
 }
 
 /** The error lines a logger wrote that are about compaction failing. */

@@ -3,7 +3,7 @@ import { after, describe, it } from 'node:test';
 import { connect, type Socket } from 'node:net';
 import { setTimeout } from 'node:timers/promises';
 import { startApp } from './helpers/app.ts';
-import { killAll, startMain, type RunningService } from './helpers/process.ts';
+import { killAll, outputMatching, startMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const temp = tempDirs('book-catalogue-drain-');
@@ -43,19 +43,6 @@ describe('GET /healthz while draining', () => {
 /** src/main.ts: a SIGINT this soon after the first is the same Ctrl-C. */
 const SAME_CTRL_C_MS = 1000;
 
-/** Resolves once the process has written `text` to stdout. */
-function outputIncludes(service: RunningService, text: string): Promise<void> {
-  return new Promise((resolve) => {
-    const check = (): void => {
-      if (!service.output().stdout.includes(text)) return;
-      service.child.stdout?.off('data', check);
-      resolve();
-    };
-    service.child.stdout?.on('data', check);
-    check();
-  });
-}
-
 /**
  * A POST whose body never comes, so the first signal's shutdown waits its whole 10 s grace. The
  * server's `100 Continue` shows the request has reached the app before any signal is sent.
@@ -89,7 +76,7 @@ describe('a second SIGINT/SIGTERM exits at once', () => {
       });
       const conn = await requestInFlight(service.port);
       service.child.kill(signal);
-      await outputIncludes(service, `${signal} received`);
+      await outputMatching(service, 'stdout', new RegExp(`${signal} received`));
       // A SIGINT within a second of the first is the same Ctrl-C relayed (see dev-stop.test.ts);
       // an operator's second Ctrl-C comes later. The service's own clock decides, so wait it out.
       if (signal === 'SIGINT') await setTimeout(SAME_CTRL_C_MS + 500);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { openConnection } from './helpers/raw.ts';
+import { within } from './helpers/wait.ts';
 
 describe('Expect: 100-continue is answered with the final status when it is already known', () => {
   let app: TestApp;
@@ -25,7 +26,7 @@ describe('Expect: 100-continue is answered with the final status when it is alre
         const res = await conn.response();
         assert.equal(res.status, row.status);
         assert.equal(res.headers.connection, 'close');
-        await conn.closed;
+        await within('the server closing the connection after its answer', conn.closed);
       } finally {
         conn.destroy();
       }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { openConnection, type RawConnection } from './helpers/raw.ts';
+import { within } from './helpers/wait.ts';
 
 /** Sends one request, then a second on the same connection: both must be answered. */
 async function twoOnOneConnection(conn: RawConnection, first: string): Promise<{ first: number; connection: string | undefined; second: number }> {
@@ -66,7 +67,7 @@ describe('an early answer keeps the connection when the unread body is small and
         const res = await conn.response();
         assert.equal(res.status, 404);
         assert.equal(res.headers.connection, 'close');
-        await conn.closed;
+        await within('the server closing the connection after its answer', conn.closed);
       } finally {
         conn.destroy();
       }

@@ -7,6 +7,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { batchLines } from '../src/log.ts';
 import { killAll, outputMatching, startMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
+import { within } from './helpers/wait.ts';
 
 describe('log lines are batched per event-loop turn (request logging stays cheap at info)', () => {
   it('lines written in one turn reach the sink as one chunk, in order, at the end of the turn', async () => {
@@ -76,12 +77,12 @@ describe('the CLI loses no log line on exit', () => {
     // is reading its body, which never comes, so only the second signal can end the process.
     const socket = connect(service.port, '127.0.0.1');
     socket.write('POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 50\r\nExpect: 100-continue\r\n\r\n');
-    const [first] = (await once(socket.setEncoding('utf8'), 'data')) as [string];
+    const [first] = (await within('the 100 Continue', once(socket.setEncoding('utf8'), 'data'))) as [string];
     assert.match(first, /^HTTP\/1\.1 100 Continue/);
     service.child.kill('SIGTERM');
     await outputMatching(service, 'stdout', /"msg":"SIGTERM received: finishing requests in flight, then exiting"/);
     service.child.kill('SIGINT');
-    const exit = await service.exited;
+    const exit = await within('the process exiting at the second signal', service.exited);
     socket.destroy();
     assert.equal(exit.code, 130, 'the second signal (SIGINT) ends the process with its own code, not the drain');
     assert.match(exit.stdout, /"msg":"SIGTERM received: finishing requests in flight, then exiting"/);

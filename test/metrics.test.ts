@@ -10,6 +10,7 @@ import { promtoolCheck } from './helpers/promtool.ts';
 import { openConnection } from './helpers/raw.ts';
 import { ioError, recordingFs } from './helpers/recording-fs.ts';
 import { needs } from './helpers/system-tools.ts';
+import { within } from './helpers/wait.ts';
 
 interface Observed {
   app: TestApp;
@@ -308,7 +309,7 @@ describe('metrics: connections', () => {
       held.write('GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n');
       await held.response();
       const refused = await openConnection(o.app.port);
-      await refused.closed;
+      await within('the server closing a connection over maxConnections', refused.closed);
       const text = await o.scrape();
       assert.equal(value(text, 'book_catalogue_connections_rejected_total{reason="max_connections"}'), 1);
       assert.equal(value(text, 'book_catalogue_connections_rejected_total{reason="per_address"}'), 0);

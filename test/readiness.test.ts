@@ -7,6 +7,7 @@ import { startApp, type TestApp } from './helpers/app.ts';
 import { noFreeInodes } from './helpers/no-free-inodes.ts';
 import { ioError, recordingFs, type RecordingFs } from './helpers/recording-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
+import { until } from './helpers/wait.ts';
 
 const READY = { status: 200, message: 'OK', data: { status: 'ready' } };
 const NOT_READY = { status: 503, message: 'Not ready', data: null };
@@ -20,19 +21,14 @@ async function readyz(app: TestApp): Promise<unknown> {
 /** Bounded polling of /readyz until it gives `want` (the probe runs on its own timer). */
 async function readyzBecomes(app: TestApp, want: unknown): Promise<unknown> {
   let last: unknown;
-  for (let i = 0; i < 2000; i++) {
-    last = await readyz(app);
-    if (JSON.stringify(last) === JSON.stringify(want)) return last;
-    await new Promise((r) => setTimeout(r, PROBE_MS));
-  }
+  await until(`GET /readyz answering ${JSON.stringify(want)}`, async () => JSON.stringify((last = await readyz(app))) === JSON.stringify(want));
   return last;
 }
 
 /** Bounded wait until the probe has tried `n` more times (counted by the file layer's hook). */
 async function probesTried(count: () => number, n: number): Promise<void> {
   const target = count() + n;
-  for (let i = 0; i < 2000 && count() < target; i++) await new Promise((r) => setTimeout(r, PROBE_MS));
-  assert.ok(count() >= target, 'the probe kept trying');
+  await until(`the probe trying ${n} more times`, () => count() >= target);
 }
 
 /** A full disk: every write fails (cutting the journal back still works), until healed. */

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { fences } from './helpers/readme-blocks.ts';
+import { until, within } from './helpers/wait.ts';
 
 type Follow = (token: string, since: number | undefined, onChange: (change: { seq: number } | null) => void) => Promise<number | undefined>;
 
@@ -40,10 +41,10 @@ describe("docs/api.md's fetch example follows the feed as it says", () => {
       if (seen.length === count) enough();
     });
     await meanwhile();
-    await reached;
+    await within(`follow() calling onChange ${count} time(s)`, reached);
     // As a drain ends them (then the app serves again, for the next case).
     app.server.app.draining = true;
-    const returned = await following;
+    const returned = await within('follow() returning once the drain ends its stream', following);
     app.server.app.draining = false;
     return { seen, returned };
   }
@@ -51,7 +52,7 @@ describe("docs/api.md's fetch example follows the feed as it says", () => {
   it('from nothing (since undefined): live changes only, and it returns the last seq when the stream ends', async () => {
     const { seen, returned } = await run(undefined, 1, async () => {
       // The stream is open before the change.
-      while (app.server.app.eventStreams === 0) await new Promise((r) => setTimeout(r, 5));
+      await until('the stream follow() opens', () => app.server.app.eventStreams > 0);
       await app.request('POST', '/book', { body: book('Live') });
     });
     assert.deepEqual(seen.map((c) => c?.seq), [2]);

@@ -81,7 +81,10 @@ describe('catalogue files for backup and restore', () => {
       if (i % 5 === 0) reads.push(readCatalogue(dir));
     }
     assert.ok(store.stats.compactions > 3, `compactions finished: ${store.stats.compactions}`);
-    for (const read of await Promise.all(reads)) assert.ok(states.has(JSON.stringify(read.books)));
+    const ids = (books: readonly Book[]): string => books.map((b) => b.id).join(',');
+    for (const read of await Promise.all(reads)) {
+      assert.ok(states.has(JSON.stringify(read.books)), `read ids ${ids(read.books)}: no state the store acknowledged (the last: ${ids(JSON.parse(store.listJson()) as Book[])})`);
+    }
     await store.close();
   });
 

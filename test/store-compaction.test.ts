@@ -9,6 +9,7 @@ import { createLogger } from '../src/log.ts';
 import { holdSnapshot, ioError, recordingFs } from './helpers/recording-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 import { bookIn } from './helpers/store-books.ts';
+import { until } from './helpers/wait.ts';
 
 const temp = tempDirs('store-compaction-');
 const tempDir = temp.make;
@@ -116,7 +117,7 @@ describe('store compaction', () => {
     await seed(store, 20);
     assert.equal(store.stats.compactions, 0);
     await seed(store, 40);
-    while (store.stats.compactions === 0) await new Promise((resolve) => setImmediate(resolve));
+    await until('a compaction once the journal passed the minimum', () => store.stats.compactions > 0);
     assert.ok((await readdir(dir)).includes('snapshot.json'));
     await store.close();
   });
@@ -135,7 +136,11 @@ describe('store compaction', () => {
     full = true;
     const failures = (): number => lines.filter((l) => l.includes('compaction failed')).length;
     const write = () => store.create({ title: 'Growing the journal', author: 'A', year: 2000 });
-    while (failures() === 0) await write();
+    // Bounded: the journal passes minBytes within a dozen writes, and the first attempt fails.
+    for (let i = 0; failures() === 0; i++) {
+      assert.ok(i < 1000, 'no failed compaction in 1000 writes on a full disk');
+      await write();
+    }
     const failedAt = store.stats.journalBytes;
     while (store.stats.journalBytes < failedAt + minBytes - 200) await write();
     assert.equal(failures(), 1, 'no new attempt within a minimum of journal after the failure');

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { startApp, TEST_PASSWORD, TEST_USER, type Envelope, type TestApp } from './helpers/app.ts';
 import { runMain, startMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
+import { within } from './helpers/wait.ts';
 
 /* A self-signed certificate for localhost and 127.0.0.1, valid for a century (test/fixtures/tls). */
 const FIXTURES = new URL('./fixtures/tls/', import.meta.url);
@@ -58,11 +59,11 @@ describe('TLS: the same service over node:https', () => {
 
   it('a malformed request over TLS gets the 400 envelope from the same clientError handler', async () => {
     const socket = connect({ host: '127.0.0.1', port: app.port, ca: CERT, servername: 'localhost' });
-    await once(socket, 'secureConnect');
+    await within('the TLS handshake', once(socket, 'secureConnect'));
     socket.end('NOT HTTP AT ALL\r\n\r\n');
     const chunks: Buffer[] = [];
     socket.on('data', (c: Buffer) => chunks.push(c));
-    await once(socket, 'close');
+    await within('the server closing the connection after its 400', once(socket, 'close'));
     const text = Buffer.concat(chunks).toString();
     assert.match(text, /^HTTP\/1\.1 400 /);
     assert.ok(text.endsWith('{"status":400,"message":"Bad request","data":null}'), text);

@@ -1,8 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { SHUTDOWN_GRACE_MS } from '../../src/http/server.ts';
+import { WAIT_MS, within } from './wait.ts';
 
 /** The built CLI (`npm test` builds it in pretest). */
 export const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+/**
+ * How long a run to its end or a start may take before the test fails saying so (and the process
+ * is killed): a command or a start that reads a data directory, on a loaded 2-core machine.
+ */
+const RUN_MS = 60_000;
 
 export interface RunOptions {
   args?: readonly string[];
@@ -47,6 +55,21 @@ export async function killAll(): Promise<void> {
   );
 }
 
+/** The command line, for a failure message. */
+function described(options: RunOptions): string {
+  return [options.binary ?? 'node dist/main.js', ...(options.args ?? [])].join(' ');
+}
+
+/** `exited`, or, past `ms`, the child killed and a failure naming `what` with the output so far. */
+async function boundedExit(child: ChildProcess, exited: Promise<Exit>, out: { stdout: string; stderr: string }, what: string, ms: number): Promise<Exit> {
+  try {
+    return await within(what, exited, ms);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${(err as Error).message}; output so far: ${JSON.stringify(out)}`);
+  }
+}
+
 function collect(child: ChildProcess): { out: { stdout: string; stderr: string }; exited: Promise<Exit> } {
   const out = { stdout: '', stderr: '' };
   child.stdout?.setEncoding('utf8').on('data', (s: string) => (out.stdout += s));
@@ -59,7 +82,9 @@ function collect(child: ChildProcess): { out: { stdout: string; stderr: string }
 
 /** Runs the CLI to its end (for --help, --version and startup errors). */
 export function runMain(options: RunOptions): Promise<Exit> {
-  return collect(spawnMain(options)).exited;
+  const child = spawnMain(options);
+  const { out, exited } = collect(child);
+  return boundedExit(child, exited, out, `${described(options)} ending`, RUN_MS);
 }
 
 /** Starts the CLI without waiting for anything (for runs that print no startup line). */
@@ -90,12 +115,17 @@ export function startMain(options: RunOptions): Promise<RunningService> {
   const child = spawnMain(options);
   const { out, exited } = collect(child);
   return new Promise((resolve, reject) => {
+    const late = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${described(options)}: no "listening on" line within ${RUN_MS / 1000} s; output so far: ${JSON.stringify(out)}`));
+    }, RUN_MS);
     const onData = (): void => {
       // Only complete lines: the last element is still being written.
       for (const line of out.stdout.split('\n').slice(0, -1)) {
         if (!line.startsWith('{')) continue;
         const entry = JSON.parse(line) as { msg: string; port?: number; dataDir?: string };
         if (!entry.msg.startsWith('listening on') || entry.port === undefined) continue;
+        clearTimeout(late);
         child.stdout?.off('data', onData);
         const startup = { msg: entry.msg, port: entry.port, dataDir: entry.dataDir ?? '' };
         resolve({
@@ -107,14 +137,18 @@ export function startMain(options: RunOptions): Promise<RunningService> {
           exited,
           stop(signal = 'SIGTERM') {
             child.kill(signal);
-            return exited;
+            // The drain may take its whole limit before the process exits.
+            return boundedExit(child, exited, out, `${described(options)} exiting on ${signal}`, SHUTDOWN_GRACE_MS + WAIT_MS);
           },
         });
         return;
       }
     };
     child.stdout?.on('data', onData);
-    exited.then((exit) => reject(new Error(`exited before listening (code ${exit.code}): ${exit.stderr}${exit.stdout}`)));
+    exited.then((exit) => {
+      clearTimeout(late);
+      reject(new Error(`exited before listening (code ${exit.code}): ${exit.stderr}${exit.stdout}`));
+    });
   });
 }
 
@@ -124,9 +158,14 @@ export function startMain(options: RunOptions): Promise<RunningService> {
  */
 export function outputMatching(service: RunningService, stream: 'stdout' | 'stderr', pattern: RegExp): Promise<string> {
   return new Promise((resolve, reject) => {
+    const late = setTimeout(() => {
+      service.child[stream]?.off('data', onData);
+      reject(new Error(`no ${stream} matching ${pattern} within ${WAIT_MS / 1000} s: ${JSON.stringify(service.output())}`));
+    }, WAIT_MS);
     const check = (): boolean => {
       const text = service.output()[stream];
       if (!pattern.test(text)) return false;
+      clearTimeout(late);
       service.child[stream]?.off('data', onData);
       resolve(text);
       return true;
@@ -135,7 +174,10 @@ export function outputMatching(service: RunningService, stream: 'stdout' | 'stde
     if (check()) return;
     service.child[stream]?.on('data', onData);
     void service.exited.then(() => {
-      if (!check()) reject(new Error(`exited without ${stream} matching ${pattern}: ${JSON.stringify(service.output())}`));
+      if (!check()) {
+        clearTimeout(late);
+        reject(new Error(`exited without ${stream} matching ${pattern}: ${JSON.stringify(service.output())}`));
+      }
     });
   });
 }

@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import type { Envelope } from './app.ts';
+import { WAIT_MS } from './wait.ts';
 
 /**
  * A raw `node:net` client for bytes `fetch` will not send: invalid UTF-8, hand-made chunked
@@ -16,7 +17,7 @@ export interface RawResponse {
 
 export interface RawConnection {
   write(data: string | Uint8Array): void;
-  /** The next complete response on this connection (`head`: the request was HEAD, so no body). */
+  /** The next complete response on this connection (`head`: the request was HEAD, so no body); fails past WAIT_MS. */
   response(options?: { head?: boolean }): Promise<RawResponse>;
   /** Resolves once the server has closed the connection (by FIN or reset). */
   readonly closed: Promise<void>;
@@ -81,7 +82,18 @@ function wrap(socket: Socket): RawConnection {
   // A reset after the server has answered is how some closes look from here; `closed` reports it.
   socket.on('error', () => {});
 
-  const waitForData = (): Promise<void> => new Promise((resolve) => (wake = resolve));
+  /** Whether more bytes (or the close) came within `ms`. */
+  const waitForData = (ms: number): Promise<boolean> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        wake = undefined;
+        resolve(false);
+      }, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+    });
 
   return {
     write(data) {
@@ -90,6 +102,7 @@ function wrap(socket: Socket): RawConnection {
     closed,
     destroy: () => socket.destroy(),
     async response(options = {}) {
+      const deadline = performance.now() + WAIT_MS;
       for (;;) {
         const parsed = parseResponse(buffer, options.head === true, ended);
         if (parsed !== undefined) {
@@ -97,7 +110,9 @@ function wrap(socket: Socket): RawConnection {
           return parsed.response;
         }
         if (ended) throw new Error(`connection closed before a complete response; got ${JSON.stringify(buffer.toString('latin1'))}`);
-        await waitForData();
+        if (!(await waitForData(deadline - performance.now()))) {
+          throw new Error(`no complete response within ${WAIT_MS / 1000} s; got ${JSON.stringify(buffer.toString('latin1'))}`);
+        }
       }
     },
   };

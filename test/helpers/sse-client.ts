@@ -1,3 +1,5 @@
+import { WAIT_MS } from './wait.ts';
+
 /** One Server-Sent Events frame as a client sees it; `comment` for a `:` line. */
 export interface SseFrame {
   id?: string;
@@ -15,7 +17,7 @@ export interface EventsClient {
   retry?: string;
   /** The body text when the answer is not a stream (an envelope). */
   text: string;
-  /** Resolves once `predicate` holds for the frames received (checked on each arrival). */
+  /** Resolves once `predicate` holds for the frames received (checked on each arrival); fails past WAIT_MS or when the stream ends first. */
   until(predicate: (frames: SseFrame[]) => boolean): Promise<SseFrame[]>;
   /** Resolves when the server ends the stream. */
   ended: Promise<void>;
@@ -47,8 +49,12 @@ export async function openEvents(url: string, headers: Record<string, string>): 
     text: '',
     until(predicate) {
       return new Promise((resolve, reject) => {
+        const late = setTimeout(() => {
+          if (waiters.delete(check)) reject(new Error(`the frames did not meet the condition within ${WAIT_MS / 1000} s; frames: ${JSON.stringify(frames)}`));
+        }, WAIT_MS);
         const check = (): void => {
           if (predicate(frames)) {
+            clearTimeout(late);
             waiters.delete(check);
             resolve(frames);
           }
@@ -56,7 +62,9 @@ export async function openEvents(url: string, headers: Record<string, string>): 
         waiters.add(check);
         check();
         void client.ended.then(() => {
-          if (waiters.delete(check)) reject(new Error(`stream ended before the condition held; frames: ${JSON.stringify(frames)}`));
+          if (!waiters.delete(check)) return;
+          clearTimeout(late);
+          reject(new Error(`stream ended before the condition held; frames: ${JSON.stringify(frames)}`));
         });
       });
     },

@@ -5,7 +5,7 @@ import { delimiter, join } from 'node:path';
  * System programs some checks drive for real (the page in Debian's `chromium`, the metrics through
  * `promtool` from Debian's `prometheus`, the systemd unit through `systemd-analyze`, the PostgreSQL
  * store on a throw-away cluster of Debian's `postgresql`). CI installs them (`.ci/run`); elsewhere the checks that
- * need one are skipped, and `npm test` says so in one line (test/tools-notice.ts).
+ * need one are skipped, and `npm test` says so in one line (test/run.ts).
  */
 export const SYSTEM_TOOLS = {
   chromium: { env: 'CHROMIUM_PATH', names: ['chromium', 'chromium-browser'], debianPackage: 'chromium', checks: 'the web page in a real browser' },
