@@ -1,3 +1,5 @@
+import { WAIT_MS } from './wait.ts';
+
 /** One Server-Sent Events frame as a client sees it; `comment` for a `:` line. */
 export interface SseFrame {
   id?: string;
@@ -15,8 +17,11 @@ export interface EventsClient {
   retry?: string;
   /** The body text when the answer is not a stream (an envelope). */
   text: string;
-  /** Resolves once `predicate` holds for the frames received (checked on each arrival). */
-  until(predicate: (frames: SseFrame[]) => boolean): Promise<SseFrame[]>;
+  /**
+   * Resolves once `predicate` holds for the frames received (checked on each arrival); fails naming
+   * `what` (by default the predicate's source) and the frames so far if it has not after WAIT_MS.
+   */
+  until(predicate: (frames: SseFrame[]) => boolean, what?: string): Promise<SseFrame[]>;
   /** Resolves when the server ends the stream. */
   ended: Promise<void>;
   close(): void;
@@ -45,18 +50,24 @@ export async function openEvents(url: string, headers: Record<string, string>): 
     headers: res.headers,
     frames,
     text: '',
-    until(predicate) {
+    until(predicate, what = predicate.toString()) {
       return new Promise((resolve, reject) => {
+        const fail = (why: string): void => {
+          if (waiters.delete(check)) reject(new Error(`${what}: ${why}; frames: ${JSON.stringify(frames)}`));
+        };
+        const late = setTimeout(() => fail(`not within ${WAIT_MS / 1000} s`), WAIT_MS);
         const check = (): void => {
           if (predicate(frames)) {
             waiters.delete(check);
+            clearTimeout(late);
             resolve(frames);
           }
         };
         waiters.add(check);
         check();
         void client.ended.then(() => {
-          if (waiters.delete(check)) reject(new Error(`stream ended before the condition held; frames: ${JSON.stringify(frames)}`));
+          clearTimeout(late);
+          fail('the stream ended first');
         });
       });
     },
