@@ -1,5 +1,5 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { copyFile, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { copyFile, cp, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../helpers/temp-dirs.ts';
@@ -10,9 +10,11 @@ import { failedTests, type FailedTest } from './tap.ts';
  * The mutation check (docs/development.md, "Mutation check"): applies each mutation of
  * mutations.ts, one at a time, to a copy of the working tree, runs only the test files it names,
  * and reports the mutants no test noticed. The checkout itself is never changed: the copy takes
- * every file git would commit (untracked ones too), with node_modules and dist linked in; a process
- * a test spawns from dist/ runs the build, not the mutant. Before the mutants, each set of tests
- * runs once on the unchanged copy, so a failure is the mutant's and not the machine's.
+ * every file git would commit (untracked ones too) and the build (dist/), with node_modules linked
+ * in. A mutant of the page is built into the copy's dist/public/ (and the original built back after
+ * it); a process a test spawns from dist/main.js runs the build, not the mutant. Before the
+ * mutants, each set of tests runs once on the unchanged copy, so a failure is the mutant's and not
+ * the machine's.
  *
  *   npm run mutate                      every mutation
  *   npm run mutate -- budget journal    those whose name or file holds one of the words
@@ -35,7 +37,7 @@ interface Run {
 
 type Verdict = 'killed' | 'survived' | 'accepted' | 'hung' | 'no baseline';
 
-/** The files git would commit, copied to a fresh directory, with node_modules and dist linked. */
+/** The files git would commit and the build, copied to a fresh directory, with node_modules linked. */
 async function copyTree(): Promise<string> {
   const dir = await tempDir('book-catalogue-mutants-');
   const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' });
@@ -47,10 +49,19 @@ async function copyTree(): Promise<string> {
     await mkdir(dirname(join(dir, file)), { recursive: true });
     await copyFile(from, join(dir, file));
   }
-  for (const linked of ['node_modules', 'dist']) {
-    if (await stat(join(ROOT, linked)).catch(() => undefined)) await symlink(join(ROOT, linked), join(dir, linked));
-  }
+  await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  if (await stat(join(ROOT, 'dist')).catch(() => undefined)) await cp(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
   return dir;
+}
+
+/**
+ * The page's part of `npm run build`: src/ui/page → dist/public/. A mutant rarely type-checks (a
+ * value left unread), so it is emitted whatever the checker says: what is tested is how it runs.
+ */
+function buildPage(cwd: string): void {
+  const tsc = spawnSync(join(cwd, 'node_modules/.bin/tsc'), ['-p', 'src/ui/page', '--noEmitOnError', 'false'], { cwd, encoding: 'utf8' });
+  if (tsc.error !== undefined) throw tsc.error;
+  execFileSync(process.execPath, ['--import', 'tsx', 'build/page.ts'], { cwd, stdio: 'inherit' });
 }
 
 /** Runs `tests` (narrowed by `only`) in `cwd` with the TAP reporter; kills the whole process group at RUN_LIMIT_MS. */
@@ -117,12 +128,14 @@ async function main(words: readonly string[]): Promise<number> {
       if (!broken.has(groupOf(m))) {
         const path = join(tree, m.file);
         const original = originals.get(m.file) as string;
-        await writeFile(path, mutate(original, m));
         let run: Run;
         try {
+          await writeFile(path, mutate(original, m));
+          if (m.buildsPage === true) buildPage(tree);
           run = await runTests(tree, m.tests, m.only);
         } finally {
           await writeFile(path, original);
+          if (m.buildsPage === true) buildPage(tree);
         }
         ms = run.ms;
         result = verdict(m, run);
