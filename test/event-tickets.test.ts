@@ -5,6 +5,7 @@ import { createMetrics } from '../src/index.ts';
 import { startApp, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts';
 import { changeSeqs, openEvents, type SseFrame } from './helpers/sse-client.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
+import { hmacSignature } from './helpers/token.ts';
 
 /*
  * docs/contract.md, "Event tickets": a browser's EventSource cannot send Authorization, so GET
@@ -114,6 +115,15 @@ describe('POST /events/ticket and GET /events?ticket=', () => {
     }
     const empty = await openEvents(`${app.url}/events?ticket=`, {});
     assert.deepEqual(JSON.parse(empty.text), { status: 401, message: 'Authorization token required', data: null });
+  });
+
+  it('a ticket MACed with the signing secret itself is 401: the ticket key is derived for tickets alone', async () => {
+    const { ticket, exp } = await ticketFor(app);
+    const underSecret = `${exp}.${hmacSignature(String(exp), TEST_SECRET)}`;
+    assert.notEqual(underSecret, ticket, 'the ticket is the HMAC of its exp under the secret that signs tokens');
+    const res = await openEvents(`${app.url}/events?ticket=${underSecret}`, {});
+    assert.equal(res.status, 401, 'HMAC-SHA256 of the exp under the secret that signs tokens opened the stream');
+    res.close();
   });
 
   it('a token in Authorization is what counts when both are sent', async () => {

@@ -34,6 +34,7 @@ describe('GET /events', () => {
       assert.equal(stream.status, 200);
       assert.equal(stream.headers.get('content-type'), 'text/event-stream; charset=utf-8');
       assert.equal(stream.headers.get('cache-control'), 'no-store, no-transform');
+      assert.equal(stream.headers.get('x-accel-buffering'), 'no', 'nginx-style proxies are asked not to hold frames back');
       await app.request('POST', '/book', { body: book('Live') });
       await app.request('PUT', '/book/1', { body: { year: 1999 } });
       await app.request('DELETE', '/book/1');
@@ -167,7 +168,7 @@ describe('GET /events limits and lifetime', () => {
     const app = await startApp({ eventStreams: { heartbeatMs: 20 } });
     const stream = await events(app);
     try {
-      await stream.until((f) => f.some((x) => x.comment === 'heartbeat'));
+      await stream.until((f) => f.some((x) => x.comment === 'heartbeat'), 'a heartbeat comment, due every 20 ms');
     } finally {
       stream.close();
       await app.close();

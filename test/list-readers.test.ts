@@ -98,6 +98,18 @@ describe('list_snapshots: what walks over superseded states are charged', () => 
     assert.equal(later.charged(), bytesOf(snapshot));
   });
 
+  it('a walk that starts on a state replaced before it began (no walk held it then) is charged for all of it at once', () => {
+    const books = index(3);
+    const snapshot = books.snapshot();
+    replaceEveryPage(books, 1);
+    const late = walk(snapshot, 10);
+    assert.equal(late.charged(), bytesOf(snapshot), 'reported on opening, before any page passes');
+    late.passed();
+    assert.equal(late.charged(), bytesOf(snapshot, 1));
+    late.close();
+    assert.equal(late.charged(), 0);
+  });
+
   it('over the budget, the walk holding most per byte per second it moves is shed first, and what it freed is seen before the next pick', () => {
     const books = index(4);
     const states = [books.snapshot(), replaceEveryPage(books, 1), replaceEveryPage(books, 2)];

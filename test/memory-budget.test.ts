@@ -69,16 +69,43 @@ describe('MemoryBudget', () => {
   it('asks a consumer that frees nothing once, then moves on to the next', () => {
     const budget = new MemoryBudget(100, { now: () => 1000 });
     let asked = 0;
-    const stubborn = budget.add({ kind: 'answers_in_flight', moved: () => 0, shed: () => void asked++ });
+    let rounds = 1;
+    const stubborn = budget.add({
+      kind: 'answers_in_flight',
+      moved: () => 0,
+      shed: () => {
+        asked++;
+        // Asked again within a round, the budget would ask for ever: fail instead of hanging.
+        if (asked > rounds) throw new Error(`a consumer that frees nothing was asked ${asked} times in ${rounds} round(s)`);
+      },
+    });
     const shed: string[] = [];
     const other = consumer(budget, 'other', 'list_snapshots', () => 1_000_000, shed);
     other.set(50);
     stubborn.set(80);
     assert.equal(asked, 1);
     assert.deepEqual(shed, ['other']);
+    rounds = 2;
     stubborn.set(110);
     assert.equal(asked, 2, 'each report over the budget is a new round');
     assert.equal(budget.held, 110, "what cannot be freed stays counted");
+  });
+
+  it('never cuts a consumer that holds nothing, though the budget stays spent', () => {
+    const budget = new MemoryBudget(100, { now: () => 1000 });
+    const shed: string[] = [];
+    consumer(budget, 'caught-up stream', 'event_streams', () => 0, shed).set(0);
+    let asked = 0;
+    const stubborn = budget.add({
+      kind: 'answers_in_flight',
+      moved: () => 0,
+      shed: () => {
+        if (++asked > 1) throw new Error(`a consumer that frees nothing was asked ${asked} times in one round`);
+      },
+    });
+    stubborn.set(150);
+    assert.deepEqual(shed, [], 'cutting it would free nothing');
+    assert.equal(budget.shedCount('event_streams'), 0);
   });
 
   it('reports each shed consumer with what it held', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import type { Server as NetServer } from 'node:net';
+import type { Server as NetServer, Socket as NetSocket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { signToken } from '../src/auth/jwt.ts';
 import { REFUSED_LOG_INTERVAL_MS, watchConnections } from '../src/http/connections.ts';
@@ -302,9 +302,11 @@ describe('metrics: the store', () => {
 });
 
 describe('metrics: connections', () => {
-  it('a connection refused by MAX_CONNECTIONS is counted and logged; open connections are a gauge', async () => {
+  it('a connection refused by MAX_CONNECTIONS is counted and logged; open connections are a gauge, back to 0 once they close', async () => {
     const o = await startObserved({ limits: { maxConnections: 1 }, logLevel: 'warn' });
     try {
+      // The server's own 'close' of the held connection: the gauge's listener, added first, has run by then.
+      const closedOnServer = new Promise<void>((resolve) => o.app.server.once('connection', (socket: NetSocket) => socket.once('close', () => resolve())));
       const held = await openConnection(o.app.port);
       held.write('GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n');
       await held.response();
@@ -317,6 +319,8 @@ describe('metrics: connections', () => {
       const lines = o.app.logs.map((l) => JSON.parse(l) as { level: number; msg: string; refused?: number });
       assert.ok(lines.some((l) => l.level === 40 && l.msg === 'connections refused: MAX_CONNECTIONS are open' && l.refused === 1), o.app.logs.join('\n'));
       held.destroy();
+      await within('the server seeing the held connection close', closedOnServer);
+      assert.equal(value(await o.scrape(), 'book_catalogue_open_connections'), 0, 'the gauge after the only open connection closed');
     } finally {
       await o.close();
     }

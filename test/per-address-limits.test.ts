@@ -199,6 +199,60 @@ describe('requests waiting for their answers, per address', () => {
   });
 });
 
+/**
+ * Resolves once the server has seen `count` connections that arrive after this call close. The
+ * guard's own 'close' listener, added when the connection arrived, has run by then.
+ */
+function closedOnServer(app: TestApp, count: number): Promise<void> {
+  return new Promise((resolve) => {
+    let arrived = 0;
+    let closed = 0;
+    const onConnection = (socket: Socket): void => {
+      if (++arrived === count) app.server.off('connection', onConnection);
+      socket.once('close', () => {
+        if (++closed === count) resolve();
+      });
+    };
+    app.server.on('connection', onConnection);
+  });
+}
+
+describe('what an address holds is given back', () => {
+  it('a closed connection frees its place: pair after pair from one address, with MAX_CONNECTIONS_PER_ADDRESS 2, each is served', async () => {
+    const app = await startApp({ logLevel: 'silent', limits: { maxConnectionsPerAddress: 2 } });
+    try {
+      for (let round = 1; round <= 3; round++) {
+        const closed = closedOnServer(app, 2);
+        const pair = [await openConnection(app.port), await openConnection(app.port)];
+        for (const conn of pair) {
+          conn.write(HEALTHZ);
+          const answer = await within(`round ${round}: an answer`, conn.response().catch((err: Error) => ({ status: err.message })));
+          assert.equal(answer.status, 200, `round ${round}: the connections of the rounds before were closed`);
+        }
+        for (const conn of pair) conn.destroy();
+        await within(`round ${round}: the server closing both connections`, closed);
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('an answered request frees its slot: one connection makes more requests in a row than MAX_IN_FLIGHT_PER_ADDRESS, each answered', async () => {
+    const app = await startApp({ logLevel: 'silent', limits: { maxInFlightPerAddress: 2 } });
+    const conn = await openConnection(app.port);
+    try {
+      for (let i = 1; i <= 5; i++) {
+        conn.write(HEALTHZ);
+        const answer = await within(`answer ${i}`, conn.response().catch((err: Error) => ({ status: err.message })));
+        assert.equal(answer.status, 200, `request ${i}, the ones before it answered`);
+      }
+    } finally {
+      conn.destroy();
+      await app.close();
+    }
+  });
+});
+
 describe('the per-address limits lift with 0 (behind a reverse proxy every client has its address)', () => {
   it('MAX_CONNECTIONS_PER_ADDRESS=0 and MAX_IN_FLIGHT_PER_ADDRESS=0: one address opens more connections than the default and is served on each', { timeout: 60_000 }, async () => {
     const app = await startApp({ logLevel: 'silent', limits: { maxConnectionsPerAddress: 0, maxInFlightPerAddress: 0 } });

@@ -68,6 +68,18 @@ describe('a streamed answer must keep up with the progress floor (TRANSPORT_LIMI
       slow.destroy();
     }
   });
+
+  it('a reader that takes nothing for less than the lag allowed, then reads above the floor, gets the whole list', { timeout: 60_000 }, async () => {
+    // Still streaming when the floor is first checked, 5 s in: 16 MiB/s from 4.5 s on leaves most of
+    // the 24 MB unsent by then, and the lag allowed is what keeps it from being cut there.
+    const reader = await throttledGet(app.port, '/books', app.token(), 16 * 2 ** 20, '', 4_500);
+    try {
+      await until("the paused reader's connection closing", () => reader.closedAt);
+      assert.equal(reader.complete, true, `the paused reader was cut after ${reader.received} bytes`);
+    } finally {
+      reader.destroy();
+    }
+  });
 });
 
 describe('a streamed answer is counted and logged when it ends, not when it starts', () => {

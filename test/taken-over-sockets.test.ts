@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { listen, serveApp, type ServedApp } from '../src/http/server.ts';
 import { SHUTDOWN_GRACE_MS } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { killAll, startMain, type RunningService } from './helpers/process.ts';
@@ -124,6 +126,28 @@ describe('a client that holds a CONNECT, Upgrade or refused request without read
 });
 
 describe('the drain closes taken-over sockets', () => {
+  it('a CONNECT its app has not answered yet is closed as the drain starts, not at its deadline', async () => {
+    // An app that holds a CONNECT unanswered: the real one answers at once and closes the socket
+    // itself, so only a held one shows whether the drain closes it.
+    let reached: (socket: Socket) => void = () => {};
+    const held = new Promise<Socket>((resolve) => (reached = resolve));
+    const app: ServedApp = Object.assign((req: IncomingMessage) => reached(req.socket), { draining: false, close: async () => {} });
+    const server = serveApp(app);
+    const { port } = await listen(server, 0, '127.0.0.1');
+    const client = await sendAndHold(port, KINDS['CONNECT to a path']);
+    try {
+      const socket = await within('the CONNECT reaching the app', held);
+      assert.equal(socket.destroyed, false, 'open while the app holds it');
+      // The drain closes taken-over sockets before its first wait; the grace would end at 60 s.
+      const drained = server.shutdown(60_000);
+      assert.equal(socket.destroyed, true, 'the taken-over socket is still open once the drain has started');
+      await within('the drain finishing', drained);
+    } finally {
+      client.destroy();
+      await server.shutdown(0);
+    }
+  });
+
   it('shutdown finishes at once with CONNECT and refused-request sockets held open', { timeout: 30_000 }, async () => {
     const app = await startApp({ logLevel: 'silent' });
     const held = await Promise.all(Object.values(KINDS).map((request) => sendAndHold(app.port, request)));

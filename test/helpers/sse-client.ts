@@ -17,8 +17,11 @@ export interface EventsClient {
   retry?: string;
   /** The body text when the answer is not a stream (an envelope). */
   text: string;
-  /** Resolves once `predicate` holds for the frames received (checked on each arrival); fails past WAIT_MS or when the stream ends first. */
-  until(predicate: (frames: SseFrame[]) => boolean): Promise<SseFrame[]>;
+  /**
+   * Resolves once `predicate` holds for the frames received (checked on each arrival); fails naming
+   * `what` (by default the predicate's source) and the frames so far if it has not after WAIT_MS.
+   */
+  until(predicate: (frames: SseFrame[]) => boolean, what?: string): Promise<SseFrame[]>;
   /** Resolves when the server ends the stream. */
   ended: Promise<void>;
   close(): void;
@@ -47,24 +50,25 @@ export async function openEvents(url: string, headers: Record<string, string>): 
     headers: res.headers,
     frames,
     text: '',
-    until(predicate) {
+    until(predicate, what = predicate.toString()) {
       return new Promise((resolve, reject) => {
-        const late = setTimeout(() => {
-          if (waiters.delete(check)) reject(new Error(`the frames did not meet the condition within ${WAIT_MS / 1000} s; frames: ${JSON.stringify(frames)}`));
-        }, WAIT_MS);
+        const fail = (why: string): void => {
+          if (waiters.delete(check)) reject(new Error(`${what}: ${why}; frames: ${JSON.stringify(frames)}`));
+        };
+        const late = setTimeout(() => fail(`not within ${WAIT_MS / 1000} s`), WAIT_MS);
         const check = (): void => {
           if (predicate(frames)) {
             clearTimeout(late);
             waiters.delete(check);
+            clearTimeout(late);
             resolve(frames);
           }
         };
         waiters.add(check);
         check();
         void client.ended.then(() => {
-          if (!waiters.delete(check)) return;
           clearTimeout(late);
-          reject(new Error(`stream ended before the condition held; frames: ${JSON.stringify(frames)}`));
+          fail('the stream ended first');
         });
       });
     },

@@ -22,7 +22,8 @@ export interface ThrottledReader {
   destroy(): void;
 }
 
-export async function throttledGet(port: number, path: string, token: string, bytesPerSecond: number, headers = ''): Promise<ThrottledReader> {
+/** `pauseMs`: it takes nothing for this long after sending the request, then reads at its pace from then on. */
+export async function throttledGet(port: number, path: string, token: string, bytesPerSecond: number, headers = '', pauseMs = 0): Promise<ThrottledReader> {
   const socket = connect(port, '127.0.0.1');
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   socket.on('error', () => {});
@@ -33,7 +34,7 @@ export async function throttledGet(port: number, path: string, token: string, by
   let firstByteAt: number | undefined;
   let closedAt: number | undefined;
   const started = performance.now();
-  const allowed = (): number => (bytesPerSecond * (performance.now() - started)) / 1000;
+  const allowed = (): number => (bytesPerSecond * Math.max(performance.now() - started - pauseMs, 0)) / 1000;
   const pace = setInterval(() => {
     if (received < allowed()) socket.resume();
   }, 20);
