@@ -16,7 +16,7 @@ export type NpmTool = keyof typeof NPM_TOOLS;
 const ROOT = join(import.meta.dirname, '..', '..');
 
 /** npm's own error codes that mean the registry could not be reached (not that the tool failed). */
-const UNREACHABLE = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENETUNREACH', 'EHOSTUNREACH', 'ENOTCONNECTED', 'ERR_SOCKET_TIMEOUT']);
+export const UNREACHABLE: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENETUNREACH', 'EHOSTUNREACH', 'ENOTCONNECTED', 'ERR_SOCKET_TIMEOUT']);
 
 export type NpmExecResult = { kind: 'ran'; code: number; stdout: string; stderr: string } | { kind: 'unreachable'; line: string };
 
