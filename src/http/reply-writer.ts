@@ -28,10 +28,14 @@ function readPrecondition(req: IncomingMessage, reply: Reply): PreconditionOutco
   return evaluatePreconditions(method, req.headers, reply.headers?.etag);
 }
 
-/** The CORS headers and the answer's; both may vary the answer (on Origin, on Accept-Encoding), and a cache must know of both. */
+/**
+ * The CORS headers and the answer's, the answer's winning; both may name what the answer varies
+ * on (Origin; Accept-Encoding, encoding.ts), and a cache must know of every one.
+ */
 function withCors(corsHeaders: Readonly<Record<string, string>>, headers: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
   const merged: Record<string, string> = Object.assign({}, corsHeaders, headers);
-  if (corsHeaders.vary !== undefined && headers?.vary !== undefined) merged.vary = `${corsHeaders.vary}, ${headers.vary}`;
+  const vary = headers?.vary;
+  if (corsHeaders.vary !== undefined && vary !== undefined && !vary.includes(corsHeaders.vary)) merged.vary = `${corsHeaders.vary}, ${vary}`;
   return merged;
 }
 
