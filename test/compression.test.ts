@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createMetricsServer, listen, Registry, type Book } from '../src/index.ts';
+import { OPENAPI_DOCUMENT } from '../src/service/openapi-document.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { decoded, encodedGet, type EncodedAnswer } from './helpers/encoded-get.ts';
 
@@ -188,6 +189,17 @@ describe('compression (docs/contract.md, "Compression")', () => {
     } finally {
       await cors.close();
     }
+  });
+
+  it('the OpenAPI document names Content-Encoding and Vary on the reads\' 200s, and Vary on their 304s', () => {
+    for (const path of ['/books', '/book/{id}', '/changes', '/openapi.json']) {
+      const get = OPENAPI_DOCUMENT.paths[path]?.get;
+      assert.deepEqual(get?.responses['200']?.headers?.['Content-Encoding']?.schema, { type: 'string', enum: ['gzip'] }, path);
+      assert.ok(get?.responses['200']?.headers?.Vary, path);
+      assert.ok(get?.responses['304']?.headers?.Vary, path);
+      assert.ok(OPENAPI_DOCUMENT.paths[path]?.head?.responses['200']?.headers?.['Content-Encoding'], `HEAD ${path}`);
+    }
+    assert.equal(OPENAPI_DOCUMENT.paths['/events']?.get?.responses['200']?.headers?.['Content-Encoding'], undefined);
   });
 
   it('the metrics listener\'s exposition is gzip-encoded for a scraper that takes it', async () => {
