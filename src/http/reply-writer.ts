@@ -85,7 +85,7 @@ export function createReplyWriter({ logger, cors, isDraining, answerFault, reque
   /** Writes an answer in the coding the request takes (encoding.ts): a long one made for it alone may be compressed off the loop first. */
   const send: SendReply = (ctx, reply) => {
     const encoded = encodeReply(ctx.req, reply);
-    if (encoded instanceof Promise) encoded.then((ready) => write(ctx, ready), (err: unknown) => fail(ctx, err));
+    if (encoded instanceof Promise) encoded.then((ready) => write(ctx, ready)).catch((err: unknown) => fail(ctx, err));
     else write(ctx, encoded);
   };
 
