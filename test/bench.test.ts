@@ -168,6 +168,7 @@ describe('bench: flags', () => {
     'bench/list-after-writes.ts': 'books',
     'bench/binary.ts': 'starts',
     'bench/slow-lists.ts': 'readers',
+    'bench/compression.ts': 'rounds',
   };
   const run = (script: string, ...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' });
 

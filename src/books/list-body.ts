@@ -8,7 +8,7 @@ import { chargedWalk } from './charged-walk.ts';
 /** UTF-16 units per piece written: a stalled reader's socket holds about this much of its answer. */
 const PIECE = 1 << 16;
 
-const SHED = 'the memory budget was spent and its list held the most for the slowest reading (list_snapshots)';
+export const SHED = 'the memory budget was spent and its list held the most for the slowest reading (list_snapshots)';
 
 /**
  * GET /books as a StreamedBody: the envelope, then `[`, every page's text with commas between,
@@ -16,13 +16,30 @@ const SHED = 'the memory budget was spent and its list held the most for the slo
  * Each answer sent walks the snapshot (chargedWalk): it holds only the pages it has still to send,
  * and is charged for those that writes have superseded meanwhile.
  */
-export function listBody({ status, message }: Answer, snapshot: ListSnapshot, budget: MemoryBudget): StreamedBody {
-  const head = `${envelopeHead(status, message)}[`;
+export function listBody(answer: Answer, snapshot: ListSnapshot, budget: MemoryBudget): StreamedBody {
+  const head = listHead(answer);
   const headBytes = Buffer.byteLength(head);
+  const size = headBytes - 1 + snapshot.bytes + 1;
   return {
-    length: headBytes - 1 + snapshot.bytes + 1,
+    length: size,
+    size,
     chunks: (sending) => pieces(head, headBytes, snapshot, budget, sending),
   };
+}
+
+/** The envelope up to the list's first book: what a streamed list starts with. */
+export function listHead({ status, message }: Answer): string {
+  return `${envelopeHead(status, message)}[`;
+}
+
+/**
+ * Where the piece of a page's text starting at `from` ends: PIECE units on, or the text's end, and
+ * never between the halves of a surrogate pair (each piece is encoded on its own). Pieces of a page
+ * are the same whichever coding sends them: a compressed page is compressed piece by piece.
+ */
+export function pieceEnd(text: string, from: number): number {
+  const to = Math.min(from + PIECE, text.length);
+  return to < text.length && isHighSurrogate(text.charCodeAt(to - 1)) ? to + 1 : to;
 }
 
 function* pieces(head: string, headBytes: number, snapshot: ListSnapshot, budget: MemoryBudget, sending: StreamSending): Generator<StreamedPiece> {
@@ -42,9 +59,7 @@ function* pieces(head: string, headBytes: number, snapshot: ListSnapshot, budget
       // The page's bytes, shared out over its pieces by their characters; the last takes the rest.
       let left = bytes;
       for (let from = 0; from < text.length; ) {
-        let to = Math.min(from + PIECE, text.length);
-        // A piece must not end between the halves of a surrogate pair: each is encoded on its own.
-        if (to < text.length && isHighSurrogate(text.charCodeAt(to - 1))) to++;
+        const to = pieceEnd(text, from);
         const share = to === text.length ? left : Math.round(((to - from) * bytes) / text.length);
         left -= share;
         const last = to === text.length && p === pages.length - 1;

@@ -9,6 +9,7 @@ import { defineRoute, type EnvelopeReply, type Reply } from '../http/route.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
 import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
+import { compressedListBody } from './compressed-list-body.ts';
 import { listBody } from './list-body.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_Q, parseListQuery, type ListQuery } from './list-query.ts';
 import { BOOK_START, search } from './search.ts';
@@ -100,7 +101,7 @@ export const LIST_BOOKS = defineRoute({
         reply =
           snapshot.bytes <= ENCODED_LIST_BYTES
             ? encodedReply(ANSWERS.booksRetrieved, `[${snapshot.pages.map((page) => page.text).join(',')}]`, headers)
-            : { status, message, data: '', body: listBody(ANSWERS.booksRetrieved, snapshot, memoryBudget), headers };
+            : { status, message, data: '', body: Object.assign(listBody(ANSWERS.booksRetrieved, snapshot, memoryBudget), { gzip: () => compressedListBody(ANSWERS.booksRetrieved, snapshot, memoryBudget) }), headers };
         listed.set(snapshot, reply);
       }
       return reply;

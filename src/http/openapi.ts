@@ -78,21 +78,33 @@ export const IF_NONE_MATCH_WRITE: Parameter = {
 };
 export const PRECONDITION_FAILED = answer(412, [ANSWERS.preconditionFailed.message]);
 
+/** docs/contract.md, "Compression": which reads' answers are gzip-encoded, and how a cache tells the forms apart. */
+const CONTENT_ENCODING: Header = {
+  description: '`gzip` when the request\'s Accept-Encoding takes gzip (RFC 9110 §12.5.3) and the answer is 1 KiB or more; then its ETag is the gzip form\'s, `-gzip` inside the quotes. Absent: sent as it is.',
+  schema: { type: 'string', enum: ['gzip'] },
+};
+const VARY: Header = {
+  description: '`Accept-Encoding` on an answer of 1 KiB or more, whichever coding it was sent in (`Origin, Accept-Encoding` while CORS is on for listed origins).',
+  schema: { type: 'string' },
+};
+
 /**
  * A read's preconditions, documented where the reply writer evaluates them (RFC 9110 §13.2.2): the
- * two headers, 304 with the fields §15.4.5 asks for (the ETag when the 200 has one), and 412.
+ * two headers, 304 with the fields §15.4.5 asks for (the ETag when the 200 has one, Vary), and
+ * 412; and the coding its 200 may be sent in (http/encoding.ts).
  */
 function conditionalRead(get: Operation): Operation {
-  const etag = get.responses['200']?.headers?.ETag;
+  const { '200': ok, ...others } = get.responses;
+  const etag = ok?.headers?.ETag;
   const notModified: Response = {
     description: 'The copy the client holds is current (If-None-Match matched): no body, and only the ETag, Cache-Control and Vary a 200 would carry.',
-    headers: etag === undefined ? { 'X-Request-Id': REQUEST_ID } : { ETag: etag, 'X-Request-Id': REQUEST_ID },
+    headers: etag === undefined ? { Vary: VARY, 'X-Request-Id': REQUEST_ID } : { ETag: etag, Vary: VARY, 'X-Request-Id': REQUEST_ID },
   };
-  const { '200': ok, ...others } = get.responses;
+  const encoded = ok === undefined || ok.$ref !== undefined ? ok : { ...ok, headers: { ...ok.headers, 'Content-Encoding': CONTENT_ENCODING, Vary: VARY } };
   return {
     ...get,
     parameters: [...(get.parameters ?? []), IF_MATCH, IF_NONE_MATCH_READ],
-    responses: { ...(ok !== undefined && { '200': ok }), '304': notModified, '412': PRECONDITION_FAILED, ...others },
+    responses: { ...(encoded !== undefined && { '200': encoded }), '304': notModified, '412': PRECONDITION_FAILED, ...others },
   };
 }
 

@@ -22,16 +22,21 @@ export function hasPreconditions(headers: IncomingHttpHeaders): boolean {
  * 3. If-None-Match (weak comparison, §13.1.2) matches: 304 for GET and HEAD, 412 otherwise
  *    (`*` matches any current representation: a PUT with it never replaces a book).
  * 4. If-Modified-Since: ignored, as 2.
+ *
+ * `alsoTagged` is the tag of the target's other current representation, for a write: its gzip
+ * form's (http/encoding.ts), which a client that read it gzip-encoded holds. A read compares the
+ * one representation its answer carries.
  */
-export function evaluatePreconditions(method: string, headers: IncomingHttpHeaders, etag: string | undefined): PreconditionOutcome {
+export function evaluatePreconditions(method: string, headers: IncomingHttpHeaders, etag: string | undefined, alsoTagged?: string): PreconditionOutcome {
   const ifMatch = headers['if-match'];
-  if (ifMatch !== undefined && !names(ifMatch, etag, 'strong')) return 'failed';
+  if (ifMatch !== undefined && !names(ifMatch, etag, 'strong', alsoTagged)) return 'failed';
   const ifNoneMatch = headers['if-none-match'];
-  if (ifNoneMatch !== undefined && names(ifNoneMatch, etag, 'weak')) return method === 'GET' || method === 'HEAD' ? 'not-modified' : 'failed';
+  if (ifNoneMatch !== undefined && names(ifNoneMatch, etag, 'weak', alsoTagged)) return method === 'GET' || method === 'HEAD' ? 'not-modified' : 'failed';
   return 'proceed';
 }
 
 /** A representation without an entity tag is named by `*` alone. */
-function names(header: string, etag: string | undefined, comparison: 'strong' | 'weak'): boolean {
-  return etag === undefined ? trimOws(header) === '*' : entityTagListMatches(header, etag, comparison);
+function names(header: string, etag: string | undefined, comparison: 'strong' | 'weak', alsoTagged: string | undefined): boolean {
+  if (etag === undefined) return trimOws(header) === '*';
+  return entityTagListMatches(header, etag, comparison) || (alsoTagged !== undefined && entityTagListMatches(header, alsoTagged, comparison));
 }

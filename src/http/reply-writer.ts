@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { LogRate, REPEATED_FAILURE_LOG_MS, type Logger } from '../log.ts';
 import { ClientAbortedError } from './body.ts';
 import type { Cors } from './cors.ts';
+import { encodeReply } from './encoding.ts';
 import { ANSWERS, HttpError } from './messages.ts';
 import { evaluatePreconditions, hasPreconditions, type PreconditionOutcome } from './preconditions.ts';
 import { pathOf, unreadBodyForcesClose } from './request.ts';
@@ -25,6 +26,17 @@ function readPrecondition(req: IncomingMessage, reply: Reply): PreconditionOutco
   const method = req.method as string;
   if ((method !== 'GET' && method !== 'HEAD') || 'stream' in reply) return 'proceed';
   return evaluatePreconditions(method, req.headers, reply.headers?.etag);
+}
+
+/**
+ * The CORS headers and the answer's, the answer's winning; both may name what the answer varies
+ * on (Origin; Accept-Encoding, encoding.ts), and a cache must know of every one.
+ */
+function withCors(corsHeaders: Readonly<Record<string, string>>, headers: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
+  const merged: Record<string, string> = Object.assign({}, corsHeaders, headers);
+  const vary = headers?.vary;
+  if (corsHeaders.vary !== undefined && vary !== undefined && !vary.includes(corsHeaders.vary)) merged.vary = `${corsHeaders.vary}, ${vary}`;
+  return merged;
 }
 
 /** Told of every answer (the metrics' RequestMetrics); `route` is a pattern or UNMATCHED_ROUTE. */
@@ -76,14 +88,21 @@ export function createReplyWriter({ logger, cors, isDraining, answerFault, reque
     }
   };
 
-  const send: SendReply = (ctx, given) => {
+  /** Writes an answer in the coding the request takes (encoding.ts): a long one made for it alone may be compressed off the loop first. */
+  const send: SendReply = (ctx, reply) => {
+    const encoded = encodeReply(ctx.req, reply);
+    if (encoded instanceof Promise) encoded.then((ready) => write(ctx, ready)).catch((err: unknown) => fail(ctx, err));
+    else write(ctx, encoded);
+  };
+
+  const write: SendReply = (ctx, given) => {
     const { req, res, reqId } = ctx;
     // Only a success is conditional (RFC 9110 §13.2.1); without If-Match or If-None-Match this costs two header reads.
     const outcome = given.status === 200 && hasPreconditions(req.headers) ? readPrecondition(req, given) : 'proceed';
     const reply = outcome === 'failed' ? PRECONDITION_FAILED : given;
     let headers = reply.headers;
     // Object.assign, not spreads: see envelopeReply (Node 20 gives each `{ ...a, ...b }` a hidden class of its own).
-    if (cors !== undefined) headers = Object.assign({}, cors.responseHeaders(req.headers.origin), headers);
+    if (cors !== undefined) headers = withCors(cors.responseHeaders(req.headers.origin), headers);
     // Nothing is ever upgraded: after declining, Node's parser may not read the connection again.
     if (isDraining() || req.headers.upgrade !== undefined || unreadBodyForcesClose(req)) headers = Object.assign({}, headers, CLOSE);
     const status = outcome === 'not-modified' ? 304 : reply.status;

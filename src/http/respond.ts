@@ -10,7 +10,7 @@ const CONTENT_TYPE = 'application/json; charset=utf-8';
  * The only writer of the envelope `{status, message, data}` (docs/contract.md, "Envelope": key order fixed).
  * `dataJson` is already-serialized JSON so cached book text is sent without re-encoding.
  */
-function envelopeText(status: number, message: string, dataJson: string): string {
+export function envelopeText(status: number, message: string, dataJson: string): string {
   return `${envelopeHead(status, message)}${dataJson}}`;
 }
 
@@ -67,7 +67,10 @@ export function writeJson(
   res.end(body);
 }
 
-/** A JSON body written piece by piece (see `sendStreamed`), with the same headers as `writeJson`'s. */
+/**
+ * A JSON body written piece by piece (see `sendStreamed`), with the same headers as `writeJson`'s;
+ * chunked when its length is not known before it is sent.
+ */
 export function writeStreamedJson(
   res: ServerResponse,
   requestId: string,
@@ -81,13 +84,13 @@ export function writeStreamedJson(
   sendStreamed(res, body, settings, ended);
 }
 
-function writeJsonHead(res: ServerResponse, requestId: string, status: number, length: number, extraHeaders: Readonly<Record<string, string>> | undefined): void {
+function writeJsonHead(res: ServerResponse, requestId: string, status: number, length: number | undefined, extraHeaders: Readonly<Record<string, string>> | undefined): void {
   // A flat [name, value, …] list: Node serializes it as is, with no object to build or walk.
   const headers: (string | number)[] = [
     'content-type',
     extraHeaders?.['content-type'] ?? CONTENT_TYPE,
     'content-length',
-    length,
+    length ?? 0,
     'cache-control',
     extraHeaders?.['cache-control'] ?? 'no-store',
     'x-content-type-options',
@@ -95,6 +98,8 @@ function writeJsonHead(res: ServerResponse, requestId: string, status: number, l
     'x-request-id',
     requestId,
   ];
+  // Without it, Node sends the body chunked (HTTP/1.1) or ends it by closing the connection (1.0).
+  if (length === undefined) headers.splice(2, 2);
   if (extraHeaders !== undefined) {
     for (const name in extraHeaders) if (name !== 'cache-control' && name !== 'content-type') headers.push(name, extraHeaders[name] as string);
   }

@@ -35,22 +35,30 @@ export type EnvelopeReply = Answer & {
 };
 
 /**
- * A body too large to hold as one string: its exact UTF-8 length (for Content-Length) and its
- * text in pieces, written with backpressure (see `sendStreamed`). `chunks` is called once per
- * answer sent; the iterator is returned (`return()`) when the answer ends, finished or cut.
+ * A body too large to hold as one string: its exact length in bytes on the wire (for
+ * Content-Length), and its text in pieces, written with backpressure (see `sendStreamed`).
+ * `chunks` is called once per answer sent; the iterator is returned (`return()`) when the answer
+ * ends, finished or cut.
  */
 export interface StreamedBody {
-  readonly length: number;
+  /** undefined: not known before it is sent (a compressed list some of whose pages are not compressed yet), so it goes chunked. */
+  readonly length: number | undefined;
+  /** Bytes of the body before any content coding: what its pieces' `bytes` add up to. */
+  readonly size: number;
   chunks(sending: StreamSending): Iterator<StreamedPiece>;
+  /** The same body gzip-encoded, for a request that takes it (http/encoding.ts); absent: always sent as it is. */
+  gzip?(): StreamedBody;
 }
 
 /**
- * One piece of a streamed body and its UTF-8 length, as the body knows it (the page texts carry
- * theirs): progress is counted without measuring each piece again. The pieces' bytes add up to
- * the body's `length`; within a page they may be shared out in proportion to its characters.
+ * One piece of a streamed body: text, or bytes already encoded (a gzip-encoded list's deflate
+ * segments), and how many bytes of the body before any content coding it carries, as the body
+ * knows it (the page texts carry their UTF-8 length): progress (the floor, the memory budget's
+ * rate) is counted in those, without measuring each piece again, and alike for either coding.
+ * Within a page they may be shared out in proportion to its characters.
  */
 export interface StreamedPiece {
-  readonly text: string;
+  readonly text: string | Buffer;
   readonly bytes: number;
 }
 

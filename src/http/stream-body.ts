@@ -3,9 +3,11 @@ import type { Logger } from '../log.ts';
 import type { StreamedBody, StreamedPiece } from './route.ts';
 
 /**
- * Bytes (roughly: UTF-16 units) written in one event-loop turn at most. A reader on loopback can
- * take megabytes as fast as they are written; without a cap one answer would hold the loop for
- * its whole length and stall every other client.
+ * Bytes of a body (before any content coding) written in one event-loop turn at most. A reader on
+ * loopback can take megabytes as fast as they are written; without a cap one answer would hold
+ * the loop for its whole length and stall every other client. Counted before coding, so a
+ * compressed list's pieces that are compressed as it goes (books/compressed-list-body.ts) cost a
+ * turn what their text does, not what their few compressed bytes do.
  */
 const TURN_BUDGET = 1 << 18;
 
@@ -63,7 +65,7 @@ export function sendStreamed(res: ServerResponse, body: StreamedBody, { floor, l
         res.end(text);
         return;
       }
-      budget -= text.length;
+      budget -= bytes;
       if (!res.write(text)) {
         res.once('drain', write);
         return;
@@ -77,7 +79,7 @@ export function sendStreamed(res: ServerResponse, body: StreamedBody, { floor, l
   };
   const cut = (why: string): void => {
     if (res.destroyed) return;
-    logger.warn(`connection closed: ${why}`, { sentBytes: sent, lengthBytes: body.length, elapsedMs: Math.round(performance.now() - started) });
+    logger.warn(`connection closed: ${why}`, { sentBytes: sent, lengthBytes: body.size, elapsedMs: Math.round(performance.now() - started) });
     res.destroy();
   };
   const keepingUp = (): void => {

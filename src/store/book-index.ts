@@ -1,4 +1,4 @@
-import { ListReaders, ListText, type PageWalk, type WalkAccount } from './list-readers.ts';
+import { ListReaders, ListText, type DeflatedText, type PageWalk, type WalkAccount } from './list-readers.ts';
 
 /**
  * Ids per page. A list's snapshot rebuilds every page changed since the last one (measured at 1M
@@ -43,6 +43,10 @@ interface Page {
 export interface PageText {
   readonly text: string;
   readonly bytes: number;
+  /** The index no longer holds it: a change replaced it, and only the lists holding it keep it. */
+  readonly superseded: boolean;
+  /** Its gzip form so far (books/compressed-list-body.ts), filled in only while it is not superseded. */
+  deflated: DeflatedText | undefined;
 }
 
 /** The pages of one committed state, in ascending id order: what a list or a search walks. */

@@ -1,5 +1,27 @@
 import type { PageText } from './book-index.ts';
 
+/** One slice of a page text as raw deflate, compressed on its own (the shape of http/gzip-member.ts's `Segment`). */
+export interface DeflatedSlice {
+  readonly deflated: Buffer;
+  /** CRC-32 of the slice's UTF-8 bytes. */
+  readonly crc: number;
+  /** The slice's UTF-8 length. */
+  readonly size: number;
+}
+
+/**
+ * A page text's gzip form, kept beside it and filled in a slice at a time by the lists sent
+ * gzip-encoded (books/compressed-list-body.ts), so each slice of a page version is compressed once.
+ */
+export interface DeflatedText {
+  /** One per slice of the text, in order; undefined: not compressed yet. */
+  readonly slices: (DeflatedSlice | undefined)[];
+  /** Slices not compressed yet. */
+  missing: number;
+  /** Compressed bytes of the slices so far. */
+  bytes: number;
+}
+
 /** What a walk reports to the memory budget (a `list_snapshots` charge). */
 export interface WalkAccount {
   /** The bytes it is charged for now: the charge's `set`. */
@@ -32,6 +54,14 @@ export class ListText implements PageText {
   holders = 0;
   /** The index no longer holds it (its page repacked or went): only the walks holding it keep it in memory. */
   superseded = false;
+  /**
+   * Its gzip form so far. Filled in only while it is not superseded, so that what a supersede
+   * counts (`pinned`) is all it will ever hold; a list that compresses a superseded text keeps
+   * what it makes to itself, one slice at a time.
+   */
+  deflated: DeflatedText | undefined = undefined;
+  /** Bytes it is counted for once superseded: its own and its gzip form's. */
+  pinned = 0;
   /**
    * While superseded and held: its holders, the one charged for it at the end, before it the
    * others in reverse order of their turn (those that have passed it by then are skipped).
@@ -150,6 +180,7 @@ export class ListReaders {
   /** The index no longer holds `text`: its page repacked after a change, or went. */
   supersede(text: ListText): void {
     text.superseded = true;
+    text.pinned = text.bytes + (text.deflated?.bytes ?? 0);
     if (text.holders === 0) return;
     const now = performance.now();
     const holders: { walk: Walk; seconds: number }[] = [];
@@ -162,7 +193,7 @@ export class ListReaders {
     const payer = queue.at(-1);
     if (payer === undefined) return;
     text.queue = queue;
-    payer.charged += text.bytes;
+    payer.charged += text.pinned;
     payer.account.set(payer.charged);
   }
 
@@ -180,13 +211,13 @@ export class ListReaders {
     const queue = text.queue;
     if (queue === undefined || queue.at(-1) !== walk) return;
     queue.pop();
-    walk.charged -= text.bytes;
+    walk.charged -= text.pinned;
     if (report) walk.account.set(walk.charged);
     if (text.holders > 0) {
       for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
         if (next.ahead(text) === -1) continue;
         queue.push(next);
-        next.charged += text.bytes;
+        next.charged += text.pinned;
         next.account.set(next.charged);
         return;
       }
@@ -198,7 +229,7 @@ export class ListReaders {
     const queue = text.queue;
     if (queue === undefined) {
       text.queue = [walk];
-      walk.charged += text.bytes;
+      walk.charged += text.pinned;
     } else {
       // Next in turn after the one charged now, which keeps its charge: no pass over the holders.
       queue.splice(queue.length - 1, 0, walk);

@@ -28,19 +28,12 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 const NOT_FOUND = envelopeReply(ANSWERS.notFound, 'null');
 
-interface Served {
-  readonly file: UiAsset;
-  /** Built once per file: serving it allocates nothing but the answer. */
-  readonly headers: Readonly<Record<string, string>>;
-}
-
-function served(file: UiAsset, cacheControl: string, extra: Readonly<Record<string, string>> = {}): Served {
-  return { file, headers: { ...extra, 'content-type': file.contentType, 'cache-control': cacheControl, etag: file.etag } };
-}
-
-/** A file with its ETag: a current copy (If-None-Match) gets 304 from the reply writer (RFC 9110 §13.1.2). */
-function answer({ file, headers }: Served): Reply {
-  return { status: 200, body: file.body, headers };
+/**
+ * A file with its ETag, as the reply served every time: a current copy (If-None-Match) gets 304
+ * from the reply writer (RFC 9110 §13.1.2), and its gzip form is made once (http/encoding.ts).
+ */
+function served(file: UiAsset, cacheControl: string, extra: Readonly<Record<string, string>> = {}): Reply {
+  return { status: 200, body: file.body, headers: { ...extra, 'content-type': file.contentType, 'cache-control': cacheControl, etag: file.etag } };
 }
 
 const ETAG: Header = { description: 'Strong entity tag: a hash of the bytes.', required: true, schema: { type: 'string' } };
@@ -75,7 +68,7 @@ export function uiRoutes(assets: UiAssets): Route[] {
       pathName: 'page',
       auth: false,
       operation: operation('page', 'The built-in catalogue page', 'text/html'),
-      handler: () => () => answer(page),
+      handler: () => () => page,
     },
     {
       method: 'GET',
@@ -85,7 +78,7 @@ export function uiRoutes(assets: UiAssets): Route[] {
       operation: operation('pageAsset', "A script, style or icon of the page (the version is a hash of them all)", 'text/javascript'),
       handler: () => (ctx) => {
         const file = ctx.params.version === assets.version ? files.get(ctx.params.file as string) : undefined;
-        return file === undefined ? NOT_FOUND : answer(file);
+        return file ?? NOT_FOUND;
       },
     },
   ];

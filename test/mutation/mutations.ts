@@ -1,6 +1,6 @@
 /**
- * Changes to the source that a test must notice (`npm run mutate`, docs/development.md, "Mutation
- * check"): each breaks one behaviour the contract or SECURITY.md promises, and names the test files
+ * Changes to the source that a test must notice (`npm run mutate`;
+ * docs/development.md, "Mutation check"): each breaks one behaviour the contract or SECURITY.md promises, and names the test files
  * that should fail because of it.
  */
 export interface Mutation {
