@@ -65,7 +65,7 @@ export interface ReplyWriterOptions {
 
 /** How an app turns replies and failures into answers and request log lines, built once per app. */
 /** Unexpected failures logged in full per REPEATED_FAILURE_LOG_MS before the rest of them are only counted. */
-const UNEXPECTED_BURST = 10;
+export const UNEXPECTED_BURST = 10;
 
 export function createReplyWriter({ logger, cors, isDraining, answerFault, requests, floor }: ReplyWriterOptions): { send: SendReply; fail: SendFailure } {
   const logRequests = logger.isEnabled('info');

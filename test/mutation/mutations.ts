@@ -210,7 +210,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: "a Host's port may hold anything",
     file: 'src/http/host-names.ts',
-    from: '      if (c < 48 || c > 57) return undefined;\n',
+    from: '    if (c < 48 || c > 57) return false;\n',
     to: '',
     tests: ['test/host-names.test.ts'],
     only: 'with the loopback default',
@@ -235,8 +235,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'If-Match compares weakly',
     file: 'src/http/preconditions.ts',
-    from: "!names(ifMatch, etag, 'strong')",
-    to: "!names(ifMatch, etag, 'weak')",
+    from: "!names(ifMatch, etag, 'strong', alsoTagged)",
+    to: "!names(ifMatch, etag, 'weak', alsoTagged)",
     tests: ['test/conditional-requests.test.ts'],
   },
   {
@@ -249,8 +249,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'a representation without a tag is named by nothing, * included',
     file: 'src/http/preconditions.ts',
-    from: "etag === undefined ? trimOws(header) === '*'",
-    to: 'etag === undefined ? false',
+    from: "if (etag === undefined) return trimOws(header) === '*';",
+    to: 'if (etag === undefined) return false;',
     tests: ['test/conditional-requests.test.ts'],
   },
   // The id bound (src/store/batch.ts).
@@ -343,8 +343,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'every failed compaction is logged',
     file: 'src/store/compaction-failures.ts',
-    from: 'if (now - this.#loggedAt >= FAILURE_LOG_INTERVAL_MS)',
-    to: 'if (true)',
+    from: '    if (left === undefined) return retryInMs;\n',
+    to: '',
     tests: ['test/compaction-failure.test.ts'],
     only: 'CompactionFailures',
   },
