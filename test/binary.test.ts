@@ -10,7 +10,7 @@ import { BuilderUnavailableError, buildBinary, findBuilder, type Builder } from 
 import { loadUiAssets, UI_FOLDER } from '../src/ui/assets.ts';
 import { packageVersion } from '../src/version.ts';
 import { launchBrowser } from './helpers/browser.ts';
-import { killAll, outputMatching, runMain, startMain, type Exit, type RunningService } from './helpers/process.ts';
+import { killAll, metricsPortOf, outputMatching, runMain, startMain, type Exit, type RunningService } from './helpers/process.ts';
 import { fences, isSkipped, matchesShown, runnable } from './helpers/readme-blocks.ts';
 import { findTool, needs } from './helpers/system-tools.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
@@ -201,13 +201,8 @@ describe('the single executable (npm run build:binary)', { skip: typeof builder 
   });
 
   it('/metrics on METRICS_PORT, naming the package version and the Node inside', async () => {
-    const line = service
-      .output()
-      .stdout.split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as { metricsPort?: number })
-      .find((l) => l.metricsPort !== undefined);
-    const res = await fetch(`http://127.0.0.1:${line?.metricsPort}/metrics`);
+    const metricsPort = metricsPortOf(service);
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
     assert.equal(res.status, 200);
     const text = await res.text();
     assert.match(text, new RegExp(`^book_catalogue_build_info\\{version="${packageVersion()}",node="${node26.version}"\\} 1$`, 'm'));

@@ -4,7 +4,7 @@ import { createApp, LOOPBACK_HOST_NAMES, openStore } from '../src/index.ts';
 import { ConfigError } from '../src/faults.ts';
 import { defaultAllowedHosts, parseAllowedHosts } from '../src/http/host-names.ts';
 import { startApp, TEST_PASSWORD, TEST_USER, type TestApp } from './helpers/app.ts';
-import { killAll, startMain, type RunningService } from './helpers/process.ts';
+import { killAll, metricsPortOf, startMain, type RunningService } from './helpers/process.ts';
 import { rawRequest, type RawResponse } from './helpers/raw.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
@@ -185,16 +185,6 @@ describe('the command line (dist/main.js)', () => {
     return startMain({ cwd, args: ['--port', '0', '--data-dir', 'data', ...args], env: { ...ENV, ...env } });
   }
 
-  function metricsPort(service: RunningService): number {
-    const line = service
-      .output()
-      .stdout.split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as { metricsPort?: number })
-      .find((l) => l.metricsPort !== undefined);
-    assert.ok(line?.metricsPort !== undefined, service.output().stdout);
-    return line.metricsPort;
-  }
 
   it('HOST=127.0.0.1: only loopback names, on the service\'s port and on the metrics listener', async () => {
     const service = await start(['--metrics-port', '0'], { HOST: '127.0.0.1' });
@@ -202,7 +192,7 @@ describe('the command line (dist/main.js)', () => {
       assert.deepEqual((await withHost(service.port, 'evil.example:8080')).json, MISDIRECTED);
       assert.equal((await withHost(service.port, `localhost:${service.port}`)).status, 200);
       assert.equal((await withHost(service.port, `127.0.0.1:${service.port}`)).status, 200);
-      const metrics = metricsPort(service);
+      const metrics = metricsPortOf(service);
       // The listener answers as the service's port does: the envelope, with a Content-Length.
       assert.deepEqual((await withHost(metrics, 'evil.example', '/metrics')).json, MISDIRECTED);
       assert.equal((await withHost(metrics, `127.0.0.1:${metrics}`, '/metrics')).status, 200);

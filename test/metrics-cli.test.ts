@@ -4,7 +4,7 @@ import { after, describe, it } from 'node:test';
 import { parseCommand, type Config } from '../src/cli/command.ts';
 import { RETAINED_CHANGES } from '../src/store/change-log.ts';
 import { openStore } from '../src/store/open.ts';
-import { killAll, outputMatching, startMain } from './helpers/process.ts';
+import { killAll, metricsPortOf, outputMatching, startMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 import { within } from './helpers/wait.ts';
 
@@ -72,13 +72,8 @@ describe('METRICS_PORT / --metrics-port', () => {
     await store.close();
     const service = await startMain({ cwd, args: ['--port', '0', '--host', '127.0.0.1', '--metrics-port', '0', '--data-dir', 'data'], env: ENV });
     try {
-      const line = service
-        .output()
-        .stdout.split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as { metricsPort?: number })
-        .find((l) => l.metricsPort !== undefined);
-      const text = await (await fetch(`http://127.0.0.1:${line?.metricsPort}/metrics`)).text();
+      const metricsPort = metricsPortOf(service);
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
       const held = /^book_catalogue_memory_held_bytes\{consumer="retained_changes"\} (\d+)$/m.exec(text);
       assert.ok(Number(held?.[1]) > 0, `the app's budget sees the store's retained changes: ${held?.[0]}`);
     } finally {
@@ -91,13 +86,8 @@ describe('METRICS_PORT / --metrics-port', () => {
     const budgetOf = async (env: Record<string, string>): Promise<number> => {
       const service = await startMain({ cwd: await dirs.make(), args: ['--port', '0', '--host', '127.0.0.1', '--metrics-port', '0', '--data-dir', 'data'], env: { ...ENV, ...env } });
       try {
-        const line = service
-          .output()
-          .stdout.split('\n')
-          .filter((l) => l.startsWith('{'))
-          .map((l) => JSON.parse(l) as { metricsPort?: number })
-          .find((l) => l.metricsPort !== undefined);
-        const text = await (await fetch(`http://127.0.0.1:${line?.metricsPort}/metrics`)).text();
+        const metricsPort = metricsPortOf(service);
+        const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
         return Number(/^book_catalogue_memory_budget_bytes (\d+)$/m.exec(text)?.[1]);
       } finally {
         const exit = await service.stop();

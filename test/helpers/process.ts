@@ -181,3 +181,15 @@ export function outputMatching(service: RunningService, stream: 'stdout' | 'stde
     });
   });
 }
+
+/** The metrics listener's port, from the line a service started with `--metrics-port 0` logs. */
+export function metricsPortOf(service: RunningService): number {
+  const line = service
+    .output()
+    .stdout.split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { metricsPort?: number })
+    .find((l) => l.metricsPort !== undefined);
+  if (line?.metricsPort === undefined) throw new Error(`no metrics listener in the service's output: ${service.output().stdout}`);
+  return line.metricsPort;
+}
