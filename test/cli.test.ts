@@ -184,6 +184,28 @@ describe('the command line (docs/contract.md, "Configuration")', { concurrency: 
     assert.equal((await second.stop()).code, 0);
   });
 
+  it('a first start that cannot listen shows no password and keeps none: the next start that serves makes one and shows it', async () => {
+    const cwd = await freshDir();
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (busy.address() as { port: number }).port;
+      const failed = await runMain({ cwd, args: ['--host', '127.0.0.1', '--port', String(port)] });
+      assert.equal(failed.code, 1, failed.stderr);
+      assert.match(failed.stderr, /cannot listen on 127\.0\.0\.1:\d+/);
+      assert.doesNotMatch(failed.stderr, /Generated a password/, 'no password shown by a start that did not serve');
+      await assert.rejects(stat(join(cwd, 'data', 'auth-password')), { code: 'ENOENT' }, 'no password kept that nobody was shown');
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
+    const serving = await startMain({ cwd, args: LOCAL });
+    const out = await outputMatching(serving, 'stderr', /Set AUTH_PASSWORD.*\n/);
+    const password = /Generated a password for user "admin": (\S+)/.exec(out)?.[1];
+    assert.ok(password !== undefined, 'the start that serves shows the password it made');
+    assert.equal((await login(serving.url, password)).status, 200);
+    assert.equal((await serving.stop()).code, 0);
+  });
+
   it('the password notice is printed whatever the log level (LOG_LEVEL=silent)', async () => {
     const cwd = await freshDir();
     const port = await freePort();
