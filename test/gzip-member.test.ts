@@ -24,7 +24,8 @@ describe('one gzip member from deflate segments made apart (http/gzip-member.ts)
     }
     const member = Buffer.concat([GZIP_HEADER, ...segments.map((s) => s.deflated), gzipTrailer(crc, size)]);
     assert.ok(gunzipSync(member).equals(Buffer.concat(pieces)));
-    // Each segment's bytes are its own: not a view of a larger buffer zlib keeps.
-    for (const segment of segments) assert.ok(segment.deflated.buffer.byteLength <= Math.max(segment.deflated.length, 8192));
+    // Each segment's bytes are its own: not a view of a larger buffer zlib keeps (a small copy may sit
+    // in Node's shared pool, whose size differs between Node lines).
+    for (const segment of segments) assert.ok(segment.deflated.buffer.byteLength <= Math.max(segment.deflated.length, Buffer.poolSize), `a segment of ${segment.deflated.length} bytes holds a buffer of ${segment.deflated.buffer.byteLength}`);
   });
 });

@@ -96,9 +96,10 @@ describe('METRICS_PORT / --metrics-port', () => {
     };
     const MIB = 1024 * 1024;
     assert.equal(await budgetOf({ MEMORY_BUDGET_MB: '10' }), 10 * MIB);
-    // A 256 MiB old space makes a heap limit of about 300 MiB: a budget of about 75 MiB.
+    // A 256 MiB old space makes a heap limit of 300 to 450 MiB, with the young generation the Node
+    // line sizes: a budget of a quarter of that.
     const small = await budgetOf({ NODE_OPTIONS: '--max-old-space-size=256' });
-    assert.ok(small > 50 * MIB && small < 100 * MIB, `budget with a 256 MiB old space: ${small / MIB} MiB`);
+    assert.ok(small > 50 * MIB && small <= 128 * MIB, `budget with a 256 MiB old space: ${small / MIB} MiB`);
     const large = await budgetOf({ NODE_OPTIONS: '--max-old-space-size=4096' });
     assert.equal(large, 256 * MIB, 'the default stops at 256 MiB');
   });

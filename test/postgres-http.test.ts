@@ -36,7 +36,8 @@ describe('the HTTP tests on the PostgreSQL store', needsPostgres(), () => {
   it(`${FILES.length} test files pass unchanged with every app's catalogue in PostgreSQL`, { timeout: 900_000 }, async () => {
     // NODE_TEST_CONTEXT would make the inner runner report to this one instead of running on its own.
     const { NODE_TEST_CONTEXT: _, ...env } = process.env;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-timeout=120000', ...FILES], {
+    // TAP whatever the Node line's default reporter, for the summary line checked below.
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', '--test-timeout=120000', ...FILES], {
       env: { ...env, TEST_POSTGRES_DIR: cluster.dir },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
