@@ -15,7 +15,7 @@ describe('embedding the library (docs/embedding.md)', () => {
   it('the example of docs/embedding.md mounts createApp in its own node:http server, serves requests and stops on SIGTERM', async () => {
     const dataDir = await temp.make();
     // The package refers to itself by name (its `exports`), so `from 'book-catalogue'` is dist/.
-    const stdout = await exerciseEmbeddingExample(process.execPath, ['--import', 'tsx', 'docs/embedding-example.ts'], ROOT, dataDir);
+    const stdout = await exerciseEmbeddingExample(process.execPath, ['docs/embedding-example.mjs'], ROOT, dataDir);
     assert.match(stdout, /^catalogue at http:\/\/127\.0\.0\.1:\d+\/catalogue\n$/, 'the library itself wrote nothing to stdout');
     const { books } = await readCatalogue(dataDir);
     const written = [

@@ -25,7 +25,7 @@ function packedPaths(): Promise<string[]> {
 
 /**
  * Files a Markdown document points a reader to: relative links (`[x](SECURITY.md#y)`) and paths
- * named in code spans (`docs/embedding-example.ts`), resolved against the document's folder.
+ * named in code spans (`docs/embedding-example.mjs`), resolved against the document's folder.
  */
 function referencedFiles(markdown: string, from: string): string[] {
   const links = [...markdown.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] as string).filter((t) => !/^([a-z]+:|#)/i.test(t));
@@ -72,10 +72,10 @@ describe('npm pack --dry-run: what the tarball holds', () => {
   });
 
   it('reads links the way a reader follows them', () => {
-    assert.deepEqual(referencedFiles('see [S](SECURITY.md#limits), [c](docs/contract.md), [w](https://x.y/z.md), [a](#top), `docs/embedding-example.ts`', 'README.md'), [
+    assert.deepEqual(referencedFiles('see [S](SECURITY.md#limits), [c](docs/contract.md), [w](https://x.y/z.md), [a](#top), `docs/embedding-example.mjs`', 'README.md'), [
       'SECURITY.md',
       'docs/contract.md',
-      'docs/embedding-example.ts',
+      'docs/embedding-example.mjs',
     ]);
     assert.deepEqual(referencedFiles('[up](../README.md)', 'docs/contract.md'), ['README.md']);
   });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { exerciseEmbeddingExample } from './helpers/embedding.ts';
+import { exerciseEmbeddingExample, INSTALLED_EXAMPLE } from './helpers/embedding.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -82,15 +82,19 @@ describe('the package: npm pack, then an offline install into a fresh project', 
     assert.ok((await stat(join(project, 'node_modules/.bin/book-catalogue'))).isFile());
   });
 
-  it('(a) the embedding example of docs/embedding.md type-checks against the installed declarations, mounts createApp and serves requests', async () => {
-    await copyFile(join(ROOT, 'docs/embedding-example.ts'), join(project, 'embedding-example.ts'));
+  it('(a) the embedding example of docs/embedding.md runs from the installed package with plain node, mounts createApp and serves requests', async () => {
+    const stdout = await exerciseEmbeddingExample(process.execPath, [INSTALLED_EXAMPLE], project, join(work, 'embedded-data'));
+    assert.match(stdout, /^catalogue at http:\/\/127\.0\.0\.1:\d+\/catalogue\n$/);
+  });
+
+  it('(a) a copy of the embedding example in the project type-checks against the installed declarations (it imports the package by its name)', async () => {
+    await copyFile(join(project, INSTALLED_EXAMPLE), join(project, 'embedding-example.mjs'));
     const tsconfig = {
-      compilerOptions: { module: 'nodenext', target: 'es2023', lib: ['es2023'], strict: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')], outDir: '.', rootDir: '.' },
-      files: ['embedding-example.ts'],
+      compilerOptions: { module: 'nodenext', target: 'es2023', lib: ['es2023'], strict: true, allowJs: true, checkJs: true, noEmit: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')] },
+      files: ['embedding-example.mjs'],
     };
     await writeFile(join(project, 'tsconfig.json'), JSON.stringify(tsconfig));
     await run(join(ROOT, 'node_modules/.bin/tsc'), ['-p', '.'], project);
-    await exerciseEmbeddingExample(process.execPath, ['embedding-example.js'], project, join(work, 'embedded-data'));
   });
 
   it('(a) the installed library has no side effects when imported and used', async () => {

@@ -6,6 +6,7 @@ import { USAGE } from '../src/cli/command.ts';
 import { ANSWERS } from '../src/http/messages.ts';
 import { MemoryBudget } from '../src/memory/budget.ts';
 import { createMetrics } from '../src/metrics/catalogue-metrics.ts';
+import { INSTALLED_EXAMPLE } from './helpers/embedding.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const read = (path: string): Promise<string> => readFile(join(ROOT, path), 'utf8');
@@ -82,12 +83,18 @@ describe('README stays true', () => {
 });
 
 describe('docs/ stays true', () => {
-  it('docs/embedding.md shows docs/embedding-example.ts unchanged', async () => {
-    const example = await read('docs/embedding-example.ts');
+  it('docs/embedding.md shows docs/embedding-example.mjs unchanged', async () => {
+    const example = await read('docs/embedding-example.mjs');
     const page = section(await read('docs/embedding.md'), '## The example');
-    const block = /```ts\n([\s\S]*?)```/.exec(page);
-    assert.ok(block, 'the section has a ts code block');
+    const block = /```js\n([\s\S]*?)```/.exec(page);
+    assert.ok(block, 'the section has a js code block');
     assert.equal(block[1], example);
+  });
+
+  it('docs/embedding.md and the README give the command that runs the example from an installed package', async () => {
+    const command = `node ${INSTALLED_EXAMPLE}`;
+    assert.ok(section(await read('docs/embedding.md'), '## The example').includes(command), `docs/embedding.md: ${command}`);
+    assert.ok(section(readme, '## Embedding as a library').includes(command), `README: ${command}`);
   });
 
   it("docs/operations.md's metrics table lists every family the service exposes", async () => {

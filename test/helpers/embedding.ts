@@ -5,6 +5,12 @@ export const EXAMPLE_PASSWORD = 'embedding-example-password';
 const EXAMPLE_SECRET = 'embedding-example-secret-of-32-bytes!!';
 
 /**
+ * The example's path in a project that installed the package: docs/embedding.md and the README give
+ * `node` this path, and test/package.test.ts runs it so from a project that installed the tarball.
+ */
+export const INSTALLED_EXAMPLE = 'node_modules/book-catalogue/docs/embedding-example.mjs';
+
+/**
  * Runs the embedding example of docs/embedding.md (`command args`, from `cwd`) on port 0 with
  * `dataDir`, drives it over HTTP as a reader of that page would, stops it with SIGTERM and checks it
  * exited 0 on its own. Resolves with what it wrote to stdout.

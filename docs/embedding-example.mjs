@@ -1,6 +1,6 @@
+// @ts-check
 // Mounts the book catalogue under /catalogue in an existing node:http server.
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createApp, createLogger, openStore } from 'book-catalogue';
 
 const secret = process.env.SECRET_TOKEN;
@@ -31,7 +31,7 @@ const server = createServer((req, res) => {
 });
 
 server.listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
   console.log(`catalogue at http://127.0.0.1:${port}${PREFIX}`);
 });
 
