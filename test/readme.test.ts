@@ -80,6 +80,22 @@ describe('README stays true', () => {
     }
     assert.match(quickStart, /CI runs the whole suite on Node 20, 24 and 26/);
   });
+
+  it('SECURITY.md and docs/development.md say the same Node lines as the README: the minimum of engines, the lines CI runs, the lines for production', async () => {
+    const pkg = JSON.parse(await read('package.json')) as { engines: { node: string } };
+    const minimum = pkg.engines.node.replace('>=', '');
+    const pages = {
+      README: section(readme, '## Quick start'),
+      'SECURITY.md': section(await read('SECURITY.md'), '## Threat model'),
+      'docs/development.md': section(await read('docs/development.md'), '## Supported Node.js lines'),
+    };
+    for (const [page, text] of Object.entries(pages)) {
+      const flat = text.replace(/\s+/g, ' ');
+      assert.ok(flat.includes(`Node.js ${minimum} or newer`), `${page}: Node.js ${minimum} or newer`);
+      assert.ok(flat.includes('CI runs the whole suite on Node 20, 24 and 26'), `${page}: the lines CI runs`);
+      assert.match(flat, /production should run \**Node 24 or 26/i, `${page}: the lines for production`);
+    }
+  });
 });
 
 describe('docs/ stays true', () => {
