@@ -11,12 +11,16 @@ import { tempDirs } from './helpers/temp-dirs.ts';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
-function run(command: string, args: readonly string[], cwd: string): Promise<string> {
+function runForOutput(command: string, args: readonly string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     execFile(command, args, { cwd, env: { ...process.env, npm_config_update_notifier: 'false' } }, (err, stdout, stderr) =>
-      err === null ? resolve(stdout) : reject(new Error(`${command} ${args.join(' ')} failed: ${stderr || err.message}`)),
+      err === null ? resolve({ stdout, stderr }) : reject(new Error(`${command} ${args.join(' ')} failed: ${stderr || err.message}`)),
     );
   });
+}
+
+async function run(command: string, args: readonly string[], cwd: string): Promise<string> {
+  return (await runForOutput(command, args, cwd)).stdout;
 }
 
 /** Regular files of a .tgz (ustar, as npm writes it): path → bytes. */
@@ -41,6 +45,7 @@ describe('the package: npm pack, then an offline install into a fresh project', 
   let work: string;
   let tarball: string;
   let project: string;
+  let installWarnings: string;
   before(async () => {
     work = await temp.make();
     // dist/ is already built (pretest); rebuilding here would race the other test files using it.
@@ -49,7 +54,7 @@ describe('the package: npm pack, then an offline install into a fresh project', 
     project = join(work, 'project');
     await mkdir(project);
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'embedder', private: true, type: 'module' }));
-    await run(NPM, ['install', '--offline', '--no-audit', '--no-fund', '--cache', join(work, 'npm-cache'), tarball], project);
+    installWarnings = (await runForOutput(NPM, ['install', '--offline', '--no-audit', '--no-fund', '--cache', join(work, 'npm-cache'), tarball], project)).stderr;
   });
   after(() => temp.removeAll());
 
@@ -74,6 +79,16 @@ describe('the package: npm pack, then an offline install into a fresh project', 
     assert.equal(pkg.dependencies, undefined);
     for (const hook of ['preinstall', 'install', 'postinstall']) assert.equal(pkg.scripts?.[hook], undefined, hook);
     assert.deepEqual((await readdir(join(project, 'node_modules'))).filter((n) => !n.startsWith('.')), ['book-catalogue'], 'nothing else was installed');
+  });
+
+  it('every package npm warns about for install scripts is one the README explains (npm 11 lists the prepare it does not run for a tarball)', async () => {
+    const named = [...installWarnings.matchAll(/^npm warn install-scripts {2,}(\S+@\S+ \(.+\))$/gm)].map((m) => m[1] as string);
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    assert.deepEqual(
+      named.filter((entry) => !readme.includes(`\`${entry}\``)),
+      [],
+      installWarnings,
+    );
   });
 
   it('the bin is linked and executable after install', async () => {
