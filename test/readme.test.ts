@@ -81,6 +81,15 @@ describe('README stays true', () => {
     assert.match(quickStart, /CI runs the whole suite on Node 20, 24 and 26/);
   });
 
+  it('Quick start says how to use another port; the walk-through reads the token with jq first, with Node as the fallback', () => {
+    const quickStart = section(readme, '## Quick start').replace(/\s+/g, ' ');
+    for (const way of ['`--port 3000`', '`PORT=3000`', '`.env`']) assert.ok(quickStart.includes(way), `Quick start: ${way}`);
+    const walk = section(readme, '## Walk-through with curl');
+    const jq = walk.indexOf('| jq -r .data.token)');
+    const node = walk.indexOf('.data.token\')');
+    assert.ok(jq !== -1 && node !== -1 && jq < node, 'jq -r .data.token, then the node -p fallback');
+  });
+
   it('SECURITY.md and docs/development.md say the same Node lines as the README: the minimum of engines, the lines CI runs, the lines for production', async () => {
     const pkg = JSON.parse(await read('package.json')) as { engines: { node: string } };
     const minimum = pkg.engines.node.replace('>=', '');
