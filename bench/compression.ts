@@ -14,8 +14,9 @@ import { freePort, waitUntilAnswering } from './service-process.ts';
  * `npm run bench:compression`: what gzip (docs/contract.md, "Compression") costs and saves on the
  * built service, per catalogue size: the body bytes on the wire and the service's CPU per answer
  * for the full list and a 100-book page, with and without `Accept-Encoding: gzip`. The full list
- * gzip-encoded is measured three ways: the first one (every page compressed as it is sent), the
- * next ones (every page sent as kept), and each right after a write (one page compressed anew).
+ * gzip-encoded is measured four ways: the first one (every page compressed as it is sent), the
+ * next ones (every page sent as kept), each right after a write (one page compressed anew), and
+ * after a write to every page (all compressed anew; the writes' CPU is in either coding's figure).
  * Then /healthz latency while 4 clients read the full list and 1 writes, in either coding.
  */
 const USAGE = `npm run bench:compression [-- flags]: bytes and CPU per answer with and without Accept-Encoding: gzip
@@ -117,6 +118,17 @@ async function measure(books: number, workDir: string): Promise<{ rows: Row[]; h
     };
     await figure('write + full list', 'identity', `${lists} per round`, () => batch(pid, lists, afterWrite({})));
     await figure('write + full list', 'gzip', `${lists} per round, one page compressed anew each`, () => batch(pid, lists, afterWrite(GZIP)));
+    // One write in every index page (1024 ids), then the list: every page rebuilt, and, gzip-encoded, compressed anew.
+    const everyPage = (headers: Record<string, string>) => async () => {
+      for (let id = 1; id <= books; id += 1024) {
+        const res = await timed(port, 'PUT', `/book/${id}`, auth, JSON.stringify({ title: `Written ${written++}` }));
+        if (res.status !== 200) throw new Error(`a write was ${res.status}`);
+      }
+      return list(headers)();
+    };
+    const pages = Math.ceil(books / 1024);
+    await figure('every page written + full list', 'identity', `${pages} writes and 1 list per round`, () => batch(pid, 1, everyPage({})));
+    await figure('every page written + full list', 'gzip', `${pages} writes and 1 list per round, every page compressed anew`, () => batch(pid, 1, everyPage(GZIP)));
     await figure('100-book page', 'identity', `${PAGES} per round`, () => batch(pid, PAGES, page({})));
     await figure('100-book page', 'gzip', `${PAGES} per round, compressed for each`, () => batch(pid, PAGES, page(GZIP)));
 
