@@ -14,8 +14,9 @@ import { freePort, waitUntilAnswering } from './service-process.ts';
  * `npm run bench:compression`: what gzip (docs/contract.md, "Compression") costs and saves on the
  * built service, per catalogue size: the body bytes on the wire and the service's CPU per answer
  * for the full list and a 100-book page, with and without `Accept-Encoding: gzip`. The full list
- * gzip-encoded is measured three ways: the first one (every page compressed as it is sent), the
- * next ones (every page sent as kept), and each right after a write (one page compressed anew).
+ * gzip-encoded is measured four ways: the first one (every page compressed as it is sent), the
+ * next ones (every page sent as kept), each right after a write (one page compressed anew), and
+ * after a write to every page (all compressed anew; the writes' CPU is in either coding's figure).
  * Then /healthz latency while 4 clients read the full list and 1 writes, in either coding.
  */
 const USAGE = `npm run bench:compression [-- flags]: bytes and CPU per answer with and without Accept-Encoding: gzip
@@ -85,8 +86,8 @@ async function measure(books: number, workDir: string): Promise<{ rows: Row[]; h
     const pid = service.pid;
     let written = 0;
     // A title never written before: every write changes its page (one that changes nothing writes nothing).
-    const write = async (): Promise<void> => {
-      const res = await timed(port, 'PUT', `/book/${1 + ((written * 7919) % books)}`, auth, JSON.stringify({ title: `Written ${written++}` }));
+    const write = async (id = 1 + ((written * 7919) % books)): Promise<void> => {
+      const res = await timed(port, 'PUT', `/book/${id}`, auth, JSON.stringify({ title: `Written ${written++}` }));
       if (res.status !== 200) throw new Error(`a write was ${res.status}`);
     };
     const list = (headers: Record<string, string>) => () => timed(port, 'GET', '/books', { ...auth, ...headers });
@@ -106,7 +107,7 @@ async function measure(books: number, workDir: string): Promise<{ rows: Row[]; h
     const listBytes = first.bytes;
     const lists = Math.max(5, Math.round(LIST_TEXT_PER_BATCH / listBytes));
     const cold = await batch(pid, 1, list(GZIP));
-    rows.push({ answer: 'full list', coding: 'gzip', bytes: cold.bytes, cpuMicros: cold.cpu, note: 'the first: every page compressed as it is sent (one sample)' });
+    rows.push({ answer: 'full list', coding: 'gzip', bytes: cold.bytes, cpuMicros: cold.cpu, note: 'the first after startup: every page compressed as it is sent (one sample; /proc counts CPU in 10 ms ticks)' });
 
     await figure('full list', 'identity', `${lists} per round`, () => batch(pid, lists, list({})));
     await figure('full list', 'gzip', `${lists} per round, every page sent as kept`, () => batch(pid, lists, list(GZIP)));
@@ -117,6 +118,23 @@ async function measure(books: number, workDir: string): Promise<{ rows: Row[]; h
     };
     await figure('write + full list', 'identity', `${lists} per round`, () => batch(pid, lists, afterWrite({})));
     await figure('write + full list', 'gzip', `${lists} per round, one page compressed anew each`, () => batch(pid, lists, afterWrite(GZIP)));
+    // One write in every index page (1024 ids), then the list, whose CPU alone is counted: every
+    // page rebuilt and, gzip-encoded, compressed anew. Repeated for at least ~20 MB of list a round.
+    const listsAfterEveryPage = Math.max(1, Math.round(20e6 / listBytes));
+    const afterEveryPage = (headers: Record<string, string>) => async (): Promise<{ cpu: number; bytes: number }> => {
+      let cpu = 0;
+      let bytes = 0;
+      for (let i = 0; i < listsAfterEveryPage; i++) {
+        for (let id = 1; id <= books; id += 1024) await write(id);
+        const before = cpuMicros(pid) ?? Number.NaN;
+        bytes = (await list(headers)()).bytes;
+        cpu += (cpuMicros(pid) ?? Number.NaN) - before;
+      }
+      return { cpu: cpu / listsAfterEveryPage, bytes };
+    };
+    const each = `${listsAfterEveryPage} per round, each after ${Math.ceil(books / 1024)} writes (not counted)`;
+    await figure('full list after a write to every page', 'identity', `${each}: every page rebuilt`, afterEveryPage({}));
+    await figure('full list after a write to every page', 'gzip', `${each}: every page rebuilt and compressed anew`, afterEveryPage(GZIP));
     await figure('100-book page', 'identity', `${PAGES} per round`, () => batch(pid, PAGES, page({})));
     await figure('100-book page', 'gzip', `${PAGES} per round, compressed for each`, () => batch(pid, PAGES, page(GZIP)));
 
@@ -125,7 +143,7 @@ async function measure(books: number, workDir: string): Promise<{ rows: Row[]; h
     for (const [coding, headers] of [['identity', {}], ['gzip', GZIP]] as const) {
       const pinger = await healthPinger(port);
       const until = performance.now() + DURATION_MS;
-      const done = await Promise.all([repeat(until, write), ...[1, 2, 3, 4].map(() => repeat(until, list(headers)))]);
+      const done = await Promise.all([repeat(until, () => write()), ...[1, 2, 3, 4].map(() => repeat(until, list(headers)))]);
       const summary = await pinger.stop();
       health.push({ coding, p50: summary.p50Ms, p99: summary.p99Ms, max: summary.maxMs, lists: done.slice(1).reduce((a, b) => a + b, 0) });
     }

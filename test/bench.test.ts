@@ -169,6 +169,7 @@ describe('bench: flags', () => {
     'bench/binary.ts': 'starts',
     'bench/slow-lists.ts': 'readers',
     'bench/compression.ts': 'rounds',
+    'bench/in-process.ts': 'pairs',
   };
   const run = (script: string, ...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' });
 

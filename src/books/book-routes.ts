@@ -140,6 +140,9 @@ const UPDATE_BOOK = defineRoute({
   operation: {
     operationId: 'updateBook',
     summary: 'Update a book: absent fields keep their value, `{}` changes nothing',
+    description:
+      'A PUT that changes nothing (`{}`, or only the values the book has) writes nothing and publishes no change: ' +
+      '200 with the book and the same ETag. `If-None-Match: *` is 412 for a book that exists.',
     tags: ['books'],
     security: PROTECTED,
     parameters: [ID, IF_MATCH, IF_NONE_MATCH_WRITE],

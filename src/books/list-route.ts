@@ -5,7 +5,7 @@ import { ANSWERS } from '../http/messages.ts';
 import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
 import type { Parameter } from '../http/openapi-types.ts';
 import { encodedReply, envelopeReply } from '../http/respond.ts';
-import { defineRoute, type EnvelopeReply, type Reply } from '../http/route.ts';
+import { defineRoute, type EnvelopeReply, type Reply, type StreamedBody } from '../http/route.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
 import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
@@ -101,7 +101,7 @@ export const LIST_BOOKS = defineRoute({
         reply =
           snapshot.bytes <= ENCODED_LIST_BYTES
             ? encodedReply(ANSWERS.booksRetrieved, `[${snapshot.pages.map((page) => page.text).join(',')}]`, headers)
-            : { status, message, data: '', body: Object.assign(listBody(ANSWERS.booksRetrieved, snapshot, memoryBudget), { gzip: () => compressedListBody(ANSWERS.booksRetrieved, snapshot, memoryBudget) }), headers };
+            : { status, message, data: '', body: streamedList(snapshot, memoryBudget), headers };
         listed.set(snapshot, reply);
       }
       return reply;
@@ -128,6 +128,12 @@ export const LIST_BOOKS = defineRoute({
     };
   },
 });
+
+/** The full list streamed as it is, or gzip-encoded for a request that takes it (http/encoding.ts). */
+function streamedList(snapshot: ListSnapshot, budget: MemoryBudget): StreamedBody {
+  const answer = ANSWERS.booksRetrieved;
+  return Object.assign(listBody(answer, snapshot, budget), { gzip: () => compressedListBody(answer, snapshot, budget) });
+}
 
 /**
  * The ETag of a GET /books answer (docs/contract.md, "Conditional requests"): the committed state

@@ -5,7 +5,7 @@ import { defineRoute, type Reply } from '../http/route.ts';
 import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { sinceParameter } from './changes-route.ts';
 import { resumePoint } from './resume-point.ts';
-import type { StreamRegistry } from './stream-registry.ts';
+import { EVENT_STREAM_DEFAULTS, type StreamRegistry } from './stream-registry.ts';
 
 /** Seconds a client refused for the stream limit waits before trying again. */
 const RETRY_AFTER_SECONDS = '5';
@@ -40,7 +40,7 @@ export const EVENTS_ROUTE = defineRoute({
       '`event: reset` frame (`id` and `data`: the current seq), then live changes: reload the books. `: heartbeat` ' +
       "comments every 15 s. At the token's exp: `event: expired` (data: the last seq sent), then the stream ends: " +
       'sign in again and resume. Streams end when the service drains; a client that does not read is cut off. ' +
-      'Each stream starts with `retry:` (ms), the time a browser waits before it reconnects. Errors before the stream ' +
+      `Each stream starts with \`retry: ${EVENT_STREAM_DEFAULTS.retryMs}\` (ms; an embedder may set another), the time a browser waits before it reconnects. Errors before the stream ` +
       'starts are envelopes. A browser\'s EventSource, which cannot send Authorization, passes `?ticket=` from ' +
       'POST /events/ticket instead.',
     tags: ['events'],

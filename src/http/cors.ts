@@ -7,14 +7,14 @@ import { ConfigError } from '../faults.ts';
  * no-cache` (EventSource polyfills). Without them the browser refuses the preflight of every
  * resume from another origin (docs/contract.md, "Cross-origin requests").
  */
-const ALLOW_HEADERS = 'Authorization, Cache-Control, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Request-Id';
+export const ALLOW_HEADERS = 'Authorization, Cache-Control, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Request-Id';
 /**
  * Response headers a page may read beyond the CORS-safelisted ones: `WWW-Authenticate` says why a
  * 401 came (expired or refused token), `Allow` what a 405'd path takes.
  */
-const EXPOSE_HEADERS = 'Allow, ETag, Link, Location, Retry-After, WWW-Authenticate, X-Last-Seq, X-Request-Id, X-Total-Count';
+export const EXPOSE_HEADERS = 'Allow, ETag, Link, Location, Retry-After, WWW-Authenticate, X-Last-Seq, X-Request-Id, X-Total-Count';
 /** Seconds a browser may reuse a preflight answer. */
-const PREFLIGHT_MAX_AGE = '600';
+export const PREFLIGHT_MAX_AGE = '600';
 
 export interface Cors {
   /** Headers for an ordinary answer to a request with this `Origin` header. */

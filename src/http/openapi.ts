@@ -80,7 +80,7 @@ export const PRECONDITION_FAILED = answer(412, [ANSWERS.preconditionFailed.messa
 
 /** docs/contract.md, "Compression": which reads' answers are gzip-encoded, and how a cache tells the forms apart. */
 const CONTENT_ENCODING: Header = {
-  description: '`gzip` when the request\'s Accept-Encoding takes gzip (RFC 9110 §12.5.3) and the answer is 1 KiB or more; then its ETag is the gzip form\'s, `-gzip` inside the quotes. Absent: sent as it is.',
+  description: '`gzip` when the request\'s Accept-Encoding takes gzip (RFC 9110 §12.5.3) and the answer is 1 KiB or more; then its ETag, when it has one, is the gzip form\'s, `-gzip` inside the quotes. Absent: sent as it is.',
   schema: { type: 'string', enum: ['gzip'] },
 };
 const VARY: Header = {
@@ -89,9 +89,18 @@ const VARY: Header = {
 };
 
 /**
+ * The coding a 200 may be sent in (http/encoding.ts encodes every 200 of 1 KiB or more, whatever
+ * the method: a PUT's answer carrying a long book too). A streamed answer is never encoded.
+ */
+function encodable(operation: Operation): Operation {
+  const ok = operation.responses['200'];
+  if (ok === undefined || ok.$ref !== undefined) return operation;
+  return { ...operation, responses: { ...operation.responses, '200': { ...ok, headers: { ...ok.headers, 'Content-Encoding': CONTENT_ENCODING, Vary: VARY } } } };
+}
+
+/**
  * A read's preconditions, documented where the reply writer evaluates them (RFC 9110 §13.2.2): the
- * two headers, 304 with the fields §15.4.5 asks for (the ETag when the 200 has one, Vary), and
- * 412; and the coding its 200 may be sent in (http/encoding.ts).
+ * two headers, 304 with the fields §15.4.5 asks for (the ETag when the 200 has one, Vary), and 412.
  */
 function conditionalRead(get: Operation): Operation {
   const { '200': ok, ...others } = get.responses;
@@ -100,11 +109,10 @@ function conditionalRead(get: Operation): Operation {
     description: 'The copy the client holds is current (If-None-Match matched): no body, and only the ETag, Cache-Control and Vary a 200 would carry.',
     headers: etag === undefined ? { Vary: VARY, 'X-Request-Id': REQUEST_ID } : { ETag: etag, Vary: VARY, 'X-Request-Id': REQUEST_ID },
   };
-  const encoded = ok === undefined || ok.$ref !== undefined ? ok : { ...ok, headers: { ...ok.headers, 'Content-Encoding': CONTENT_ENCODING, Vary: VARY } };
   return {
     ...get,
     parameters: [...(get.parameters ?? []), IF_MATCH, IF_NONE_MATCH_READ],
-    responses: { ...(encoded !== undefined && { '200': encoded }), '304': notModified, '412': PRECONDITION_FAILED, ...others },
+    responses: { ...(ok !== undefined && { '200': ok }), '304': notModified, '412': PRECONDITION_FAILED, ...others },
   };
 }
 
@@ -140,8 +148,8 @@ function optionsOf(operationId: string, parameters: readonly Parameter[]): Opera
 }
 
 /**
- * The document's `paths`, from the route table: each route's own operation (a read with its
- * preconditions), HEAD wherever GET, and OPTIONS on every path (the answer the route check gives it).
+ * The document's `paths`, from the route table: each route's own operation (its 200's coding, a
+ * read's preconditions), HEAD wherever GET, and OPTIONS on every path (the answer the route check gives it).
  */
 export function pathsOf(routes: readonly Route<never>[]): Record<string, PathItem> {
   const paths: Record<string, Partial<Record<OperationMethod, Operation>>> = {};
@@ -150,7 +158,7 @@ export function pathsOf(routes: readonly Route<never>[]): Record<string, PathIte
   for (const route of routes) {
     const item = (paths[route.pattern] ??= {});
     const method = route.method.toLowerCase() as OperationMethod;
-    const operation = method === 'get' && route.stream !== true ? conditionalRead(route.operation) : route.operation;
+    const operation = route.stream === true ? route.operation : method === 'get' ? conditionalRead(encodable(route.operation)) : encodable(route.operation);
     item[method] = operation;
     if (method === 'get') item.head = headOf(operation);
     if (route.pathName !== undefined) names.set(route.pattern, route.pathName);

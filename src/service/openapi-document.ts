@@ -3,6 +3,7 @@ import { TOKEN_SCHEMAS } from '../auth/token-route.ts';
 import { BOOK_SCHEMAS } from '../books/book-routes.ts';
 import { CHANGE_SCHEMAS } from '../events/changes-route.ts';
 import { ConfigError } from '../faults.ts';
+import { ALLOW_HEADERS, EXPOSE_HEADERS, PREFLIGHT_MAX_AGE } from '../http/cors.ts';
 import { ANSWERS } from '../http/messages.ts';
 import { answer, NULL, pathsOf } from '../http/openapi.ts';
 import type { Header, OpenApiDocument } from '../http/openapi-types.ts';
@@ -13,6 +14,14 @@ const ALLOW: Header = {
   description: 'The methods the path supports, sorted: HEAD wherever GET, OPTIONS when CORS_ORIGINS is set.',
   required: true,
   schema: { type: 'string' },
+};
+
+/** docs/contract.md, "Cross-origin requests": what a preflight from an allowed origin also gets. */
+const PREFLIGHT: Record<string, Header> = {
+  'Access-Control-Allow-Origin': { description: 'A preflight from an origin in CORS_ORIGINS: that origin, or `*` when any is allowed.', schema: { type: 'string' } },
+  'Access-Control-Allow-Methods': { description: 'A preflight from an allowed origin: the same list as Allow.', schema: { type: 'string' } },
+  'Access-Control-Allow-Headers': { description: `A preflight from an allowed origin: \`${ALLOW_HEADERS}\`.`, schema: { type: 'string' } },
+  'Access-Control-Max-Age': { description: `A preflight from an allowed origin: \`${PREFLIGHT_MAX_AGE}\` (seconds).`, schema: { type: 'integer' } },
 };
 
 /** Where the operations are when no mount path is given: relative to the document's own URL. */
@@ -35,7 +44,8 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
       'except GET /openapi.json. Checks run in this order: route (404 `Not found`, then 405 `Method not allowed` ' +
       'with Allow), token (401), {id} (400), body, then If-Match and If-None-Match (412, or 304 on a read). ' +
       'Bodies over 64 KiB: 413. With CORS_ORIGINS set, OPTIONS on every path gets 200 `OK` with Allow, and an ' +
-      'allowed origin\'s preflight also the Access-Control-Allow-* headers. `OPTIONS *` (the server as a whole) ' +
+      'allowed origin\'s preflight also the Access-Control-Allow-* headers; every answer to an allowed origin ' +
+      `exposes \`${EXPOSE_HEADERS}\`. \`OPTIONS *\` (the server as a whole) ` +
       'gets 200 `OK` with Allow listing every method the server has. ' +
       'GET / is the built-in web page (text/html, not an envelope; its scripts and style under /ui/{version}/), ' +
       'served by the command line unless UI=off or --no-ui, and by the library only with ui: true; when off, / is 404. ' +
@@ -50,7 +60,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
       MethodNotAllowed: answer(405, [ANSWERS.methodNotAllowed.message], NULL, {
         Allow: ALLOW,
       }),
-      PreflightAllowed: answer(200, [ANSWERS.ok.message], NULL, { Allow: ALLOW }),
+      PreflightAllowed: answer(200, [ANSWERS.ok.message], NULL, { Allow: ALLOW, ...PREFLIGHT }),
     },
     securitySchemes: {
       rawToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The token itself, no scheme prefix (docs/contract.md, "Authentication").' },

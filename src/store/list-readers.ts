@@ -144,8 +144,9 @@ class Walk implements PageWalk {
 /**
  * The walks over one index's snapshots, and what they pin. A page's list text is the index's own
  * packed string until the page repacks after a change (the next list rebuilds it) or goes whole:
- * from then on it is memory only its holders keep, so it is counted (`list_snapshots`) until the
- * last walk holding it passes it or closes. A walk holds only what lies ahead of it.
+ * from then on it is memory only its holders keep, so it is counted (`list_snapshots`), with its
+ * gzip form when a compressed list made one (`pinned`), until the last walk holding it passes it
+ * or closes. A walk holds only what lies ahead of it.
  *
  * Each superseded page is counted once, charged to exactly one of its holders: the one that would
  * hold it longest at the rate it has moved so far (the slowest, or the furthest behind); when that
