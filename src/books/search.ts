@@ -1,3 +1,4 @@
+import { YieldBudget } from '../loop/yield-budget.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
 import type { PageWalk } from '../store/list-readers.ts';
@@ -63,13 +64,12 @@ export async function search(snapshot: ListSnapshot, options: SearchOptions): Pr
       : chargedWalk(options.budget, snapshot, moved, () => {
           shed = true;
         });
-  let turnStart = performance.now();
+  const slice = YieldBudget.timed(SLICE_MS);
   /** Yields the event loop once this turn has used its slice; false when the client went away, or at once when the budget shed the scan. */
   const goOn = async (): Promise<boolean> => {
     if (shed) return false;
-    if (performance.now() - turnStart <= SLICE_MS) return true;
-    await new Promise((resolve) => setImmediate(resolve));
-    turnStart = performance.now();
+    if (!slice.spent) return true;
+    await slice.nextTurn();
     return !shed && !options.abandoned();
   };
   // The regular expression passes over text without hits at hundreds of MB/s; the time goes into
