@@ -6,6 +6,7 @@ import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
 import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { changeJson } from '../store/change.ts';
+import { RETAINED_CHANGES } from '../store/change-log.ts';
 import { changesQuery, MAX_CHANGES_PAGE_BYTES } from './resume-point.ts';
 
 /** The schema GET /changes' operation refers to. */
@@ -51,7 +52,7 @@ export const CHANGES_ROUTE = defineRoute({
     operationId: 'listChanges',
     summary: 'The durable changes after `since`, ascending seq (a change feed for clients that poll)',
     description:
-      'The last 10,000 changes are retained, and every change since the last snapshot (fewer when they would spend the memory budget). A `since` older than that, ' +
+      `The last ${RETAINED_CHANGES.toLocaleString('en')} changes are retained, and every change since the last snapshot (fewer when they would spend the memory budget). A \`since\` older than that, ` +
       'or past the last change (another history, e.g. a restored backup): 410 `Changes no longer available`.',
     tags: ['events'],
     security: PROTECTED,

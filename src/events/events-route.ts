@@ -5,7 +5,7 @@ import { defineRoute, type Reply } from '../http/route.ts';
 import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { sinceParameter } from './changes-route.ts';
 import { resumePoint } from './resume-point.ts';
-import type { StreamRegistry } from './stream-registry.ts';
+import { EVENT_STREAM_DEFAULTS, type StreamRegistry } from './stream-registry.ts';
 
 /** Seconds a client refused for the stream limit waits before trying again. */
 const RETRY_AFTER_SECONDS = '5';
@@ -38,7 +38,7 @@ export const EVENTS_ROUTE = defineRoute({
       'Resume with the Last-Event-ID header (wins) or `?since=`: every retained change after it, then live ones, ' +
       'no gap, no duplicate. Neither: live changes only. A seq no longer retained (or past the last change): one ' +
       '`event: reset` frame (`id` and `data`: the current seq), then live changes: reload the books. `: heartbeat` ' +
-      "comments every 15 s. At the token's exp: `event: expired` (data: the last seq sent), then the stream ends: " +
+      `comments every ${EVENT_STREAM_DEFAULTS.heartbeatMs / 1000} s. At the token's exp: \`event: expired\` (data: the last seq sent), then the stream ends: ` +
       'sign in again and resume. Streams end when the service drains; a client that does not read is cut off. ' +
       'Each stream starts with `retry:` (ms), the time a browser waits before it reconnects. Errors before the stream ' +
       'starts are envelopes. A browser\'s EventSource, which cannot send Authorization, passes `?ticket=` from ' +
