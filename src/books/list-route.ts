@@ -8,12 +8,13 @@ import { MAX_PAGE_LIMIT, nextPageLink } from '../http/paging.ts';
 import { encodedReply, envelopeReply } from '../http/respond.ts';
 import { defineRoute, type EnvelopeReply, type Reply } from '../http/route.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
+import { BOOK_KEYS } from '../model/book.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
 import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { compressedListBody } from './compressed-list-body.ts';
 import { listBody } from './list-body.ts';
 import { DEFAULT_LIMIT, MAX_Q, parseListQuery, type ListQuery } from './list-query.ts';
-import { BOOK_START, search } from './search.ts';
+import { search } from './search.ts';
 
 /**
  * A list up to this size is encoded once per committed state and sent as one buffer, as every
@@ -150,7 +151,7 @@ function pageReply(linkBase: string, query: ListQuery, books: readonly string[],
   const last = books.at(-1);
   if (more && last !== undefined) {
     const q = query.q === undefined ? '' : `&q=${encodeURIComponent(query.q)}`;
-    headers.link = nextPageLink(linkBase, '/books', `limit=${query.limit}&after=${idAt(last, BOOK_START.length)}${q}`);
+    headers.link = nextPageLink(linkBase, '/books', `limit=${query.limit}&after=${idAt(last, BOOK_KEYS.id.length)}${q}`);
   }
   return envelopeReply(ANSWERS.booksRetrieved, `[${books.join(',')}]`, headers);
 }

@@ -1,5 +1,6 @@
 import { YieldBudget } from '../loop/yield-budget.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
+import { BOOK_KEYS } from '../model/book.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
 import type { PageWalk } from '../store/list-readers.ts';
 import { chargedWalk } from './charged-walk.ts';
@@ -32,12 +33,12 @@ const SLICE_MS = 5;
 /** Hits between clock reads: a slice overruns SLICE_MS by a small fraction of it (a hit costs ~1 µs to collect, so ~0.1 ms at most). */
 const HITS_PER_CHECK = 128;
 
-// Every book's text is `{"id":N,"title":"…","author":"…","year":N}` (bookJson). Inside a JSON
-// string every `"` is escaped, so these separators cannot occur within a title or an author.
-export const BOOK_START = '{"id":';
-const TITLE_KEY = ',"title":"';
-const AUTHOR_KEY = '","author":"';
-const YEAR_KEY = '","year":';
+// Every book's text is bookJson's: `{"id":N,"title":"…","author":"…","year":N}`. What lies
+// between a string field's quotes is the field; these separators never occur within one.
+const BOOK_START = BOOK_KEYS.id;
+const TITLE_KEY = `${BOOK_KEYS.title}"`;
+const AUTHOR_KEY = `"${BOOK_KEYS.author}"`;
+const YEAR_KEY = `"${BOOK_KEYS.year}`;
 
 /**
  * Scans one committed state for books whose title or author contains `q`, compared under Unicode
