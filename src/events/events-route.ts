@@ -32,7 +32,7 @@ export const EVENTS_ROUTE = defineRoute({
   ticket: true,
   operation: {
     operationId: 'streamEvents',
-    summary: 'The change feed as Server-Sent Events: the one streamed answer, not an envelope',
+    summary: 'The change feed as Server-Sent Events, not an envelope',
     description:
       'Each durable change is one frame: `id: <seq>`, `event: created|updated|deleted`, `data: <Change JSON>`. ' +
       'Resume with the Last-Event-ID header (wins) or `?since=`: every retained change after it, then live ones, ' +

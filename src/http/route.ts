@@ -84,8 +84,9 @@ export interface DocumentReply {
 }
 
 /**
- * GET /events alone: the one streamed answer. `stream` writes its own head and frames, given the
- * headers the reply writer adds (CORS); errors before it starts are envelopes.
+ * GET /events alone: the answer that writes itself. `stream` writes its own head and frames, given
+ * the headers the reply writer adds (CORS); errors before it starts are envelopes. (A full GET
+ * /books list is streamed too, but as an envelope the reply writer sends: EnvelopeReply's `body`.)
  */
 export interface StreamReply {
   readonly status: 200;
