@@ -62,7 +62,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'a search ignores after',
     file: 'src/books/search.ts',
-    from: '        if (idAt(text, start + BOOK_START.length) <= options.after) continue;\n',
+    from: '  if (idAt(text, book.start + BOOK_START.length) <= found.after) return;\n',
     to: '',
     tests: ['test/list-pages.test.ts'],
     only: 'a search across index pages',
