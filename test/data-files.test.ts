@@ -258,7 +258,7 @@ async function within(promise: Promise<void>, what: string): Promise<void> {
 }
 
 describe('data files: the modes the store gives them pass its own check', () => {
-  it('every file left after a session is 0600, one link, this user\'s', async () => {
+  it('every file a catalogue leaves is 0600, one link, this user\'s', async () => {
     const { dir } = await catalogue();
     for (const name of await readdir(dir)) {
       const info = await stat(join(dir, name));

@@ -6,6 +6,7 @@ import { startApp, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts
 import { changeSeqs, openEvents, type SseFrame } from './helpers/sse-client.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 import { hmacSignature } from './helpers/token.ts';
+import { within } from './helpers/wait.ts';
 
 /*
  * docs/contract.md, "Event tickets": a browser's EventSource cannot send Authorization, so GET
@@ -172,10 +173,12 @@ describe("an event ticket's lifetime", () => {
       const stream = await byTicket(app, ticket);
       assert.equal((await app.request('POST', '/book', { body: book('While open') })).status, 201);
       await stream.until(hasSeq(1));
-      await stream.ended;
+      await within("the stream ending at its ticket's exp", stream.ended);
       assert.deepEqual(stream.frames.filter((f) => f.comment === undefined).at(-1), { event: 'expired', data: '1' });
       skewMs += 1000;
       const again = await byTicket(app, ticket);
+      again.close();
+      assert.equal(again.status, 401, 'the ticket opened the stream again after its exp');
       assert.deepEqual(JSON.parse(again.text), { status: 401, message: 'Invalid token', data: null });
     } finally {
       await app.close();

@@ -48,8 +48,11 @@ describe('the mutation list', () => {
       '      ---',
       "      failureType: 'testCodeFailure'",
       '      error: |-',
-      '        the gauge after the only open connection closed',
+      '        Expected values to be strictly equal:',
       '        ',
+      '        1 !== 0',
+      '        ',
+      '      code: ERR_ASSERTION',
       '      ...',
       '    # Subtest: waits',
       '    not ok 2 - waits',
@@ -64,7 +67,7 @@ describe('the mutation list', () => {
       '  ...',
     ].join('\n');
     assert.deepEqual(failedTests(tap), [
-      { name: 'holds', error: 'the gauge after the only open connection closed', timedOut: false },
+      { name: 'holds', error: 'Expected values to be strictly equal: 1 !== 0', timedOut: false },
       { name: 'waits', error: 'test timed out after 60000ms', timedOut: true },
     ]);
   });

@@ -4,6 +4,10 @@ import { readFile, rm } from 'node:fs/promises';
 import { createApp, MESSAGES, openStore } from '../src/index.ts';
 import { OPENAPI_DOCUMENT } from '../src/service/openapi-document.ts';
 import { OPERATION_METHODS, type Operation, type Response, type ResponseRef, type Schema } from '../src/http/openapi-types.ts';
+import { MAX_CHANGES_PAGE_BYTES } from '../src/events/resume-point.ts';
+import { EVENT_STREAM_DEFAULTS } from '../src/events/stream-registry.ts';
+import { MAX_PAGE_LIMIT } from '../src/http/paging.ts';
+import { RETAINED_CHANGES } from '../src/store/change-log.ts';
 import { startApp, TEST_SECRET, type TestApp } from './helpers/app.ts';
 
 /** Every (METHOD, path, operation) the document describes. */
@@ -202,6 +206,14 @@ describe('OpenAPI 3.1 document', () => {
     assert.match(since('/changes') ?? '', /default 0/);
     assert.match(since('/events') ?? '', /live changes only/);
     assert.doesNotMatch(since('/events') ?? '', /default/);
+  });
+
+  it("the feed's numbers in its prose are the service's own: changes retained, heartbeat interval, page size and bytes", () => {
+    const changes = OPENAPI_DOCUMENT.paths['/changes']?.get;
+    assert.match(changes?.description ?? '', new RegExp(`The last ${RETAINED_CHANGES.toLocaleString('en')} changes are retained`));
+    const limit = changes?.parameters?.find((p) => p.name === 'limit')?.description ?? '';
+    assert.match(limit, new RegExp(`1 to ${MAX_PAGE_LIMIT}, default ${MAX_PAGE_LIMIT}\\..*pass ${MAX_CHANGES_PAGE_BYTES} bytes`));
+    assert.match(OPENAPI_DOCUMENT.paths['/events']?.get?.description ?? '', new RegExp(`comments every ${EVENT_STREAM_DEFAULTS.heartbeatMs / 1000} s\\.`));
   });
 
   it('every operation of a templated path declares each of its parameters, OPTIONS included (OpenAPI 3.1 §4.8.9)', () => {

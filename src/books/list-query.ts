@@ -1,5 +1,6 @@
 import { refusal, type HttpError } from '../http/messages.ts';
-import { integerParam, queryOf, singleParam } from '../http/query-params.ts';
+import { cursorParam, pageLimit } from '../http/paging.ts';
+import { queryOf, singleParam } from '../http/query-params.ts';
 
 /** The opt-in parameters of GET /books (docs/contract.md, "Endpoints"; docs/api.md, "Pages and search"). */
 export interface ListQuery {
@@ -11,7 +12,6 @@ export interface ListQuery {
   readonly q: string | undefined;
 }
 
-export const MAX_LIMIT = 1000;
 /** The page size when `after` or `q` is given without `limit`: a query answer is always bounded. */
 export const DEFAULT_LIMIT = 100;
 /** Longest `q`, in characters (Unicode code points). */
@@ -32,8 +32,8 @@ export function parseListQuery(url: string): ListQuery | undefined {
   const q = singleParam(params, 'q');
   if (limit === undefined && after === undefined && q === undefined) return undefined;
   return {
-    limit: limit === undefined ? DEFAULT_LIMIT : integerParam(limit, 1, MAX_LIMIT),
-    after: after === undefined ? 0 : integerParam(after, 0, Number.POSITIVE_INFINITY),
+    limit: limit === undefined ? DEFAULT_LIMIT : pageLimit(limit),
+    after: after === undefined ? 0 : cursorParam(after, 'after'),
     q: q === undefined ? undefined : searchText(q),
   };
 }

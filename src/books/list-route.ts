@@ -4,15 +4,17 @@ import { ClientAbortedError } from '../http/body.ts';
 import { ANSWERS } from '../http/messages.ts';
 import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
 import type { Parameter } from '../http/openapi-types.ts';
+import { MAX_PAGE_LIMIT, nextPageLink } from '../http/paging.ts';
 import { encodedReply, envelopeReply } from '../http/respond.ts';
 import { defineRoute, type EnvelopeReply, type Reply, type StreamedBody } from '../http/route.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
+import { BOOK_KEYS } from '../model/book.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
 import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { compressedListBody } from './compressed-list-body.ts';
 import { listBody } from './list-body.ts';
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_Q, parseListQuery, type ListQuery } from './list-query.ts';
-import { BOOK_START, search } from './search.ts';
+import { DEFAULT_LIMIT, MAX_Q, parseListQuery, type ListQuery } from './list-query.ts';
+import { search } from './search.ts';
 
 /**
  * A list up to this size is encoded once per committed state and sent as one buffer, as every
@@ -37,7 +39,7 @@ const LIST_QUERY: readonly Parameter[] = [
     in: 'query',
     required: false,
     description: `At most this many books (${DEFAULT_LIMIT} when after or q is given without it). ${QUERY_RULE}`,
-    schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, description: `Sent as decimal digits (\`007\` is 7), 1 to ${MAX_LIMIT}.` },
+    schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, description: `Sent as decimal digits (\`007\` is 7), 1 to ${MAX_PAGE_LIMIT}.` },
   },
   {
     name: 'after',
@@ -155,7 +157,7 @@ function pageReply(linkBase: string, query: ListQuery, books: readonly string[],
   const last = books.at(-1);
   if (more && last !== undefined) {
     const q = query.q === undefined ? '' : `&q=${encodeURIComponent(query.q)}`;
-    headers.link = `<${linkBase}/books?limit=${query.limit}&after=${idAt(last, BOOK_START.length)}${q}>; rel="next"`;
+    headers.link = nextPageLink(linkBase, '/books', `limit=${query.limit}&after=${idAt(last, BOOK_KEYS.id.length)}${q}`);
   }
   return envelopeReply(ANSWERS.booksRetrieved, `[${books.join(',')}]`, headers);
 }

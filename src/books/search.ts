@@ -1,4 +1,6 @@
+import { YieldBudget } from '../loop/yield-budget.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
+import { BOOK_KEYS } from '../model/book.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
 import type { PageWalk } from '../store/list-readers.ts';
 import { chargedWalk } from './charged-walk.ts';
@@ -31,12 +33,12 @@ const SLICE_MS = 5;
 /** Hits between clock reads: a slice overruns SLICE_MS by a small fraction of it (a hit costs ~1 µs to collect, so ~0.1 ms at most). */
 const HITS_PER_CHECK = 128;
 
-// Every book's text is `{"id":N,"title":"…","author":"…","year":N}` (bookJson). Inside a JSON
-// string every `"` is escaped, so these separators cannot occur within a title or an author.
-export const BOOK_START = '{"id":';
-const TITLE_KEY = ',"title":"';
-const AUTHOR_KEY = '","author":"';
-const YEAR_KEY = '","year":';
+// Every book's text is bookJson's: `{"id":N,"title":"…","author":"…","year":N}`. What lies
+// between a string field's quotes is the field; these separators never occur within one.
+const BOOK_START = BOOK_KEYS.id;
+const TITLE_KEY = `${BOOK_KEYS.title}"`;
+const AUTHOR_KEY = `"${BOOK_KEYS.author}"`;
+const YEAR_KEY = `"${BOOK_KEYS.year}`;
 
 /**
  * Scans one committed state for books whose title or author contains `q`, compared under Unicode
@@ -48,78 +50,153 @@ const YEAR_KEY = '","year":';
  * decided on its decoded text.
  */
 export async function search(snapshot: ListSnapshot, options: SearchOptions): Promise<SearchResult | undefined> {
-  const escaped = JSON.stringify(options.q).slice(1, -1);
-  const scan = new RegExp(regexLiteral(escaped), 'giu');
-  const decoded = new RegExp(regexLiteral(options.q), 'iu');
-  const books: string[] = [];
-  let more = false;
-  let total = 0;
-  let scanned = 0;
-  let shed = false;
-  const moved = (): number => scanned;
-  const walk: PageWalk =
-    options.budget === undefined
-      ? snapshot.walk({ moved, set: () => {} })
-      : chargedWalk(options.budget, snapshot, moved, () => {
-          shed = true;
-        });
-  let turnStart = performance.now();
-  /** Yields the event loop once this turn has used its slice; false when the client went away, or at once when the budget shed the scan. */
-  const goOn = async (): Promise<boolean> => {
-    if (shed) return false;
-    if (performance.now() - turnStart <= SLICE_MS) return true;
-    await new Promise((resolve) => setImmediate(resolve));
-    turnStart = performance.now();
-    return !shed && !options.abandoned();
-  };
-  // The regular expression passes over text without hits at hundreds of MB/s; the time goes into
-  // hits, so the clock is read at each page and every HITS_PER_CHECK hits.
-  let hits = 0;
+  const found: Found = { books: [], more: false, total: 0, after: options.after, limit: options.limit };
+  const scan = new ScanInTurns(snapshot, options);
+  const patterns = searchPatterns(options.q);
   try {
     for (const { text, bytes } of snapshot.pages) {
-      if (!(await goOn())) return undefined;
-      scan.lastIndex = 0;
-      for (let hit = scan.exec(text); hit !== null; hit = scan.exec(text)) {
-        // Text is never changed and `scan` is this search's own, so the loop resumes where it was.
-        if (++hits % HITS_PER_CHECK === 0 && !(await goOn())) return undefined;
-        const at = hit.index;
-        const end = at + hit[0].length;
-        const start = text.lastIndexOf(BOOK_START, at);
-        const title = text.indexOf(TITLE_KEY, start) + TITLE_KEY.length;
-        const titleEnd = text.indexOf(AUTHOR_KEY, title);
-        const author = titleEnd + AUTHOR_KEY.length;
-        const authorEnd = text.indexOf(YEAR_KEY, author);
-        const bookEnd = text.indexOf('}', authorEnd) + 1;
-        // A hit in the keys before a field: look again from the field's start.
-        if (end <= title) {
-          scan.lastIndex = title;
-          continue;
-        }
-        if (at >= titleEnd && end <= author) {
-          scan.lastIndex = author;
-          continue;
-        }
-        scan.lastIndex = bookEnd;
-        const matched =
-          at >= authorEnd
-            ? false
-            : (end <= titleEnd && !hasEscape(text, title, titleEnd)) ||
-              (at >= author && end <= authorEnd && !hasEscape(text, author, authorEnd)) ||
-              fieldMatches(text, title, titleEnd, decoded) ||
-              fieldMatches(text, author, authorEnd, decoded);
-        if (!matched) continue;
-        total++;
-        if (idAt(text, start + BOOK_START.length) <= options.after) continue;
-        if (books.length < options.limit) books.push(text.slice(start, bookEnd));
-        else more = true;
-      }
-      scanned += bytes;
-      walk.passed();
+      if (!(await scan.goOn())) return undefined;
+      if (!(await searchPage(text, patterns, found, scan))) return undefined;
+      scan.passed(bytes);
     }
   } finally {
-    walk.close();
+    scan.close();
   }
-  return { books, more, total };
+  return { books: found.books, more: found.more, total: found.total };
+}
+
+/** The matches so far, and the page of them a search answers. */
+interface Found {
+  readonly books: string[];
+  more: boolean;
+  total: number;
+  readonly after: number;
+  readonly limit: number;
+}
+
+/** `q` escaped as JSON escapes it, to find hits in the page texts; and as given, to decide a field holding escapes on its decoded text. */
+interface SearchPatterns {
+  readonly scan: RegExp;
+  readonly decoded: RegExp;
+}
+
+function searchPatterns(q: string): SearchPatterns {
+  const escaped = JSON.stringify(q).slice(1, -1);
+  return { scan: new RegExp(regexLiteral(escaped), 'giu'), decoded: new RegExp(regexLiteral(q), 'iu') };
+}
+
+/**
+ * A scan of one snapshot's pages over event-loop turns: it yields the loop once a turn has used
+ * its slice, and stops when the client went away or the memory budget shed it.
+ */
+class ScanInTurns {
+  readonly #walk: PageWalk;
+  readonly #abandoned: () => boolean;
+  readonly #slice = YieldBudget.timed(SLICE_MS);
+  #scanned = 0;
+  #shed = false;
+  /** Hits collected: the clock is read every HITS_PER_CHECK of them. */
+  #hits = 0;
+
+  constructor(snapshot: ListSnapshot, { budget, abandoned }: SearchOptions) {
+    const moved = (): number => this.#scanned;
+    this.#walk =
+      budget === undefined
+        ? snapshot.walk({ moved, set: () => {} })
+        : chargedWalk(budget, snapshot, moved, () => {
+            this.#shed = true;
+          });
+    this.#abandoned = abandoned;
+  }
+
+  /** Yields the event loop once this turn has used its slice; false when the client went away, or at once when the budget shed the scan. */
+  async goOn(): Promise<boolean> {
+    if (this.#shed) return false;
+    if (!this.#slice.spent) return true;
+    await this.#slice.nextTurn();
+    return !this.#shed && !this.#abandoned();
+  }
+
+  /**
+   * Counts a hit; true when the clock is due. The regular expression passes over text without hits
+   * at hundreds of MB/s; the time goes into hits, so the clock is read at each page and every
+   * HITS_PER_CHECK hits.
+   */
+  hitDue(): boolean {
+    return ++this.#hits % HITS_PER_CHECK === 0;
+  }
+
+  /** The next page is scanned (`bytes` of it): the walk no longer holds it. */
+  passed(bytes: number): void {
+    this.#scanned += bytes;
+    this.#walk.passed();
+  }
+
+  close(): void {
+    this.#walk.close();
+  }
+}
+
+/** Adds the matching books of one page text to `found`; false when the scan must stop. */
+async function searchPage(text: string, { scan, decoded }: SearchPatterns, found: Found, turns: ScanInTurns): Promise<boolean> {
+  scan.lastIndex = 0;
+  for (let hit = scan.exec(text); hit !== null; hit = scan.exec(text)) {
+    // Text is never changed and `scan` is this search's own, so the loop resumes where it was.
+    if (turns.hitDue() && !(await turns.goOn())) return false;
+    const at = hit.index;
+    const end = at + hit[0].length;
+    const book = bookAround(text, at);
+    // A hit in the keys before a field: look again from the field's start.
+    if (end <= book.title) {
+      scan.lastIndex = book.title;
+      continue;
+    }
+    if (at >= book.titleEnd && end <= book.author) {
+      scan.lastIndex = book.author;
+      continue;
+    }
+    scan.lastIndex = book.end;
+    if (hitMatches(text, book, at, end, decoded)) add(found, text, book);
+  }
+  return true;
+}
+
+/** Where the book around a hit and its string fields start and end in the page text. */
+interface BookSpan {
+  readonly start: number;
+  readonly title: number;
+  readonly titleEnd: number;
+  readonly author: number;
+  readonly authorEnd: number;
+  readonly end: number;
+}
+
+function bookAround(text: string, at: number): BookSpan {
+  const start = text.lastIndexOf(BOOK_START, at);
+  const title = text.indexOf(TITLE_KEY, start) + TITLE_KEY.length;
+  const titleEnd = text.indexOf(AUTHOR_KEY, title);
+  const author = titleEnd + AUTHOR_KEY.length;
+  const authorEnd = text.indexOf(YEAR_KEY, author);
+  return { start, title, titleEnd, author, authorEnd, end: text.indexOf('}', authorEnd) + 1 };
+}
+
+/** Whether a hit past the keys before the title makes its book a match: wholly inside a field without escapes, or a field's decoded text matches. */
+function hitMatches(text: string, book: BookSpan, at: number, end: number, decoded: RegExp): boolean {
+  if (at >= book.authorEnd) return false;
+  return (
+    (end <= book.titleEnd && !hasEscape(text, book.title, book.titleEnd)) ||
+    (at >= book.author && end <= book.authorEnd && !hasEscape(text, book.author, book.authorEnd)) ||
+    fieldMatches(text, book.title, book.titleEnd, decoded) ||
+    fieldMatches(text, book.author, book.authorEnd, decoded)
+  );
+}
+
+/** Counts a match, and keeps it when its id is past `after` and the page has room. */
+function add(found: Found, text: string, book: BookSpan): void {
+  found.total++;
+  if (idAt(text, book.start + BOOK_START.length) <= found.after) return;
+  if (found.books.length < found.limit) found.books.push(text.slice(book.start, book.end));
+  else found.more = true;
 }
 
 /** A field decided on its decoded text: it holds escapes, or the hit was not wholly inside it. */

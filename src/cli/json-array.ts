@@ -5,61 +5,96 @@
  * JSON that is not an array fails with `expected a JSON array of books, as export writes`.
  */
 export async function* arrayElements(source: AsyncIterable<string>, name: string): AsyncGenerator<unknown> {
-  const notJson = (detail: string): Error => new Error(`${name} is not JSON: ${detail}`);
-  const parse = (text: string): unknown => {
-    try {
-      return JSON.parse(text);
-    } catch (err) {
-      throw notJson((err as Error).message);
-    }
-  };
-  // Where the scan is: before `[`, before the first element, inside an element, after `]`.
-  let state = 'start' as 'start' | 'first' | 'element' | 'after';
-  let pending = '';
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
+  const scan = new ArrayScan();
   const chunks = source[Symbol.asyncIterator]();
   for (let step = await chunks.next(); step.done !== true; step = await chunks.next()) {
-    const chunk = step.value;
+    const { elements, stray } = scan.feed(step.value);
+    for (const text of elements) yield parseJson(text, name);
+    if (stray !== undefined) throw notAnArray(stray + (await restOf(chunks)), scan.ended, name);
+  }
+  if (!scan.ended) throw notJson(name, 'Unexpected end of JSON input');
+}
+
+/** Finds the text of each element of a JSON array fed to it a chunk at a time. */
+class ArrayScan {
+  // Where the scan is: before `[`, before the first element, inside an element, after `]`.
+  #state: 'start' | 'first' | 'element' | 'after' = 'start';
+  /** The start of an element that began in an earlier chunk. */
+  #pending = '';
+  #depth = 0;
+  #inString = false;
+  #escaped = false;
+
+  /** Whether the array's `]` was seen. */
+  get ended(): boolean {
+    return this.#state === 'after';
+  }
+
+  /**
+   * The elements that end in `chunk`, and `stray`: the text from the first character no array
+   * holds there (before `[`, or after `]`) to the chunk's end, when there is one.
+   */
+  feed(chunk: string): { elements: string[]; stray: string | undefined } {
+    const elements: string[] = [];
     let from = 0;
     for (let i = 0; i < chunk.length; i++) {
       const c = chunk.charCodeAt(i);
-      if (state === 'element') {
-        if (inString) {
-          if (escaped) escaped = false;
-          else if (c === 92 /* \ */) escaped = true;
-          else if (c === 34 /* " */) inString = false;
-        } else if (c === 34) inString = true;
-        else if (c === 123 /* { */ || c === 91 /* [ */) depth++;
-        else if ((c === 125 /* } */ || c === 93 /* ] */) && depth > 0) depth--;
-        else if (depth === 0 && (c === 44 /* , */ || c === 93)) {
-          yield parse(pending + chunk.slice(from, i));
-          pending = '';
-          from = i + 1;
-          if (c === 93) state = 'after';
-        }
+      if (this.#state === 'element') {
+        if (!this.#endsElement(c)) continue;
+        elements.push(this.#pending + chunk.slice(from, i));
+        this.#pending = '';
+        from = i + 1;
+        if (c === 93 /* ] */) this.#state = 'after';
       } else if (!isSpace(c)) {
-        if (state === 'start' && c === 91) {
-          state = 'first';
-        } else if (state === 'first' && c === 93) {
-          state = 'after';
-        } else if (state === 'first') {
-          state = 'element';
+        if (this.#state === 'start' && c === 91 /* [ */) this.#state = 'first';
+        else if (this.#state === 'first' && c === 93) this.#state = 'after';
+        else if (this.#state === 'first') {
+          this.#state = 'element';
           from = i;
           i--;
-        } else {
-          // Not an array, or text after it: JSON.parse says which (its message, as before streaming).
-          let rest = pending + chunk.slice(i);
-          for (let more = await chunks.next(); more.done !== true; more = await chunks.next()) rest += more.value;
-          parse(state === 'after' ? `[]${rest}` : rest);
-          throw new Error('expected a JSON array of books, as export writes');
-        }
+        } else return { elements, stray: this.#pending + chunk.slice(i) };
       }
     }
-    if (state === 'element') pending += chunk.slice(from);
+    if (this.#state === 'element') this.#pending += chunk.slice(from);
+    return { elements, stray: undefined };
   }
-  if (state !== 'after') throw notJson('Unexpected end of JSON input');
+
+  /** Whether `c`, inside an element, ends it: a `,` or `]` outside its strings and nesting, which it tracks. */
+  #endsElement(c: number): boolean {
+    if (this.#inString) {
+      if (this.#escaped) this.#escaped = false;
+      else if (c === 92 /* \ */) this.#escaped = true;
+      else if (c === 34 /* " */) this.#inString = false;
+    } else if (c === 34) this.#inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) this.#depth++;
+    else if ((c === 125 /* } */ || c === 93 /* ] */) && this.#depth > 0) this.#depth--;
+    else return this.#depth === 0 && (c === 44 /* , */ || c === 93);
+    return false;
+  }
+}
+
+function notJson(name: string, detail: string): Error {
+  return new Error(`${name} is not JSON: ${detail}`);
+}
+
+function parseJson(text: string, name: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw notJson(name, (err as Error).message);
+  }
+}
+
+/** Text where no array may go on: JSON.parse's message for it when it is not JSON (as before streaming), else that it is not an array. */
+function notAnArray(text: string, afterArray: boolean, name: string): Error {
+  parseJson(afterArray ? `[]${text}` : text, name);
+  return new Error('expected a JSON array of books, as export writes');
+}
+
+async function restOf(chunks: AsyncIterator<string>): Promise<string> {
+  let rest = '';
+  for (let more = await chunks.next(); more.done !== true; more = await chunks.next()) rest += more.value;
+  return rest;
 }
 
 /** JSON's whitespace (RFC 8259 §2). */

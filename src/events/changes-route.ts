@@ -1,11 +1,13 @@
 import { ANSWERS, refusal } from '../http/messages.ts';
+import { CURSOR_MAX, MAX_PAGE_LIMIT, nextPageLink } from '../http/paging.ts';
 import { answer, NULL, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
 import type { Header, Parameter, Schema } from '../http/openapi-types.ts';
 import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
 import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { changeJson } from '../store/change.ts';
-import { changesQuery, MAX_CHANGES_PAGE, MAX_CHANGES_PAGE_BYTES } from './resume-point.ts';
+import { RETAINED_CHANGES } from '../store/change-log.ts';
+import { changesQuery, MAX_CHANGES_PAGE_BYTES } from './resume-point.ts';
 
 /** The schema GET /changes' operation refers to. */
 export const CHANGE_SCHEMAS: Readonly<Record<string, Schema>> = {
@@ -24,7 +26,7 @@ export const CHANGE_SCHEMAS: Readonly<Record<string, Schema>> = {
 
 /** `since` as both routes take it; `meaning` says what it does there and what its absence means. */
 export function sinceParameter(meaning: string): Parameter {
-  return { name: 'since', in: 'query', required: false, description: `A change seq: ${meaning}. Decimal digits, else 400 \`Invalid query\`.`, schema: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Sent as decimal digits (no sign, no exponent).' } };
+  return { name: 'since', in: 'query', required: false, description: `A change seq: ${meaning}. Decimal digits, else 400 \`Invalid query\`.`, schema: { type: 'integer', minimum: 0, maximum: CURSOR_MAX.seq, description: 'Sent as decimal digits (no sign, no exponent).' } };
 }
 
 const LAST_SEQ: Header = {
@@ -50,7 +52,7 @@ export const CHANGES_ROUTE = defineRoute({
     operationId: 'listChanges',
     summary: 'The durable changes after `since`, ascending seq (a change feed for clients that poll)',
     description:
-      'The last 10,000 changes are retained, and every change since the last snapshot (fewer when they would spend the memory budget). A `since` older than that, ' +
+      `The last ${RETAINED_CHANGES.toLocaleString('en')} changes are retained, and every change since the last snapshot (fewer when they would spend the memory budget). A \`since\` older than that, ` +
       'or past the last change (another history, e.g. a restored backup): 410 `Changes no longer available`.',
     tags: ['events'],
     security: PROTECTED,
@@ -61,9 +63,9 @@ export const CHANGES_ROUTE = defineRoute({
         in: 'query',
         required: false,
         description:
-          `At most this many changes: 1 to ${MAX_CHANGES_PAGE}, default ${MAX_CHANGES_PAGE}. Decimal digits, else 400 \`Invalid query\`. ` +
+          `At most this many changes: 1 to ${MAX_PAGE_LIMIT}, default ${MAX_PAGE_LIMIT}. Decimal digits, else 400 \`Invalid query\`. ` +
           `A page also stops before its changes pass ${MAX_CHANGES_PAGE_BYTES} bytes of JSON (always at least one change): continue from its \`Link\`.`,
-        schema: { type: 'integer', minimum: 1, maximum: MAX_CHANGES_PAGE },
+        schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT },
       },
     ],
     responses: {
@@ -98,7 +100,7 @@ export const CHANGES_ROUTE = defineRoute({
         last = entry.seq;
       }
       const headers: Record<string, string> = { 'x-last-seq': lastSeq };
-      if (last < feed.seq) headers.link = `<${linkBase}/changes?since=${last}&limit=${limit}>; rel="next"`;
+      if (last < feed.seq) headers.link = nextPageLink(linkBase, '/changes', `since=${last}&limit=${limit}`);
       return envelopeReply(ANSWERS.changesRetrieved, `[${parts.join(',')}]`, headers);
     }
   },

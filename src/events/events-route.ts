@@ -32,13 +32,13 @@ export const EVENTS_ROUTE = defineRoute({
   ticket: true,
   operation: {
     operationId: 'streamEvents',
-    summary: 'The change feed as Server-Sent Events: the one streamed answer, not an envelope',
+    summary: 'The change feed as Server-Sent Events, not an envelope',
     description:
       'Each durable change is one frame: `id: <seq>`, `event: created|updated|deleted`, `data: <Change JSON>`. ' +
       'Resume with the Last-Event-ID header (wins) or `?since=`: every retained change after it, then live ones, ' +
       'no gap, no duplicate. Neither: live changes only. A seq no longer retained (or past the last change): one ' +
       '`event: reset` frame (`id` and `data`: the current seq), then live changes: reload the books. `: heartbeat` ' +
-      "comments every 15 s. At the token's exp: `event: expired` (data: the last seq sent), then the stream ends: " +
+      `comments every ${EVENT_STREAM_DEFAULTS.heartbeatMs / 1000} s. At the token's exp: \`event: expired\` (data: the last seq sent), then the stream ends: ` +
       'sign in again and resume. Streams end when the service drains; a client that does not read is cut off. ' +
       `Each stream starts with \`retry: ${EVENT_STREAM_DEFAULTS.retryMs}\` (ms; an embedder may set another), the time a browser waits before it reconnects. Errors before the stream ` +
       'starts are envelopes. A browser\'s EventSource, which cannot send Authorization, passes `?ticket=` from ' +

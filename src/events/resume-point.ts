@@ -1,9 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { trimOws } from '../http/header-value.ts';
-import { integerParam, queryOf, singleParam } from '../http/query-params.ts';
-
-/** At most GET /changes' `limit`, and its default. */
-export const MAX_CHANGES_PAGE = 1000;
+import { cursorParam, MAX_PAGE_LIMIT, pageLimit } from '../http/paging.ts';
+import { queryOf, singleParam } from '../http/query-params.ts';
 
 /**
  * The bytes of changes past which GET /changes adds no more to a page (docs/contract.md,
@@ -14,17 +12,12 @@ export const MAX_CHANGES_PAGE = 1000;
  */
 export const MAX_CHANGES_PAGE_BYTES = 256 * 1024;
 
-/** A seq as a client sends it in the query: decimal digits naming a safe integer, else 400 `Invalid query`. */
-export function parseSeq(text: string): number {
-  return integerParam(text, 0, Number.MAX_SAFE_INTEGER);
-}
-
-/** GET /changes' `since` (default 0) and `limit` (1..1000, default 1000). */
+/** GET /changes' `since` (default 0) and `limit` (default the largest, MAX_PAGE_LIMIT). */
 export function changesQuery(url: string): { since: number; limit: number } {
   const query = queryOf(url);
   const since = singleParam(query, 'since');
   const limit = singleParam(query, 'limit');
-  return { since: since === undefined ? 0 : parseSeq(since), limit: limit === undefined ? MAX_CHANGES_PAGE : integerParam(limit, 1, MAX_CHANGES_PAGE) };
+  return { since: since === undefined ? 0 : cursorParam(since, 'seq'), limit: limit === undefined ? MAX_PAGE_LIMIT : pageLimit(limit) };
 }
 
 /**
@@ -36,7 +29,7 @@ export function changesQuery(url: string): { since: number; limit: number } {
  */
 export function resumePoint(req: IncomingMessage): number | undefined {
   const lastEventId = req.headers['last-event-id'];
-  if (typeof lastEventId === 'string' && lastEventId !== '') return integerParam(trimOws(lastEventId), 0, Number.MAX_SAFE_INTEGER, 'badRequest');
+  if (typeof lastEventId === 'string' && lastEventId !== '') return cursorParam(trimOws(lastEventId), 'seq', 'badRequest');
   const since = singleParam(queryOf(req.url as string), 'since');
-  return since === undefined ? undefined : parseSeq(since);
+  return since === undefined ? undefined : cursorParam(since, 'seq');
 }

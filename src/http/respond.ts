@@ -50,11 +50,11 @@ export function writeEnvelope(
 }
 
 /**
- * A JSON body with the headers every answer carries; `cache-control` is `no-store` unless the
- * answer names its own (GET /openapi.json, which may be cached and revalidated). Only GET /openapi.json sends one without the
- * envelope: tools that read OpenAPI documents expect the document itself at its URL. Answers made
- * ahead of time pass their envelope already encoded (see `Reply.body`). The built-in page (`GET /`
- * and its assets) names its own `content-type` too: the one answer that is not JSON.
+ * A body with the headers every answer carries. It is JSON unless the answer names its own
+ * `content-type` (the built-in page and its assets, the metrics exposition), and `no-store` unless
+ * it names its own `cache-control` (GET /openapi.json, the page and its assets, which may be
+ * cached). Most bodies are envelopes, some encoded ahead of time (see `Reply.body`); the
+ * answers that are not (DocumentReply, route.ts) pass their document as it is.
  */
 export function writeJson(
   res: ServerResponse,

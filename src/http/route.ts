@@ -84,8 +84,9 @@ export interface DocumentReply {
 }
 
 /**
- * GET /events alone: the one streamed answer. `stream` writes its own head and frames, given the
- * headers the reply writer adds (CORS); errors before it starts are envelopes.
+ * GET /events alone: the answer that writes itself. `stream` writes its own head and frames, given
+ * the headers the reply writer adds (CORS); errors before it starts are envelopes. (A full GET
+ * /books list is streamed too, but as an envelope the reply writer sends: EnvelopeReply's `body`.)
  */
 export interface StreamReply {
   readonly status: 200;
@@ -126,15 +127,11 @@ export interface Route<Deps = unknown> {
 }
 
 /** A route whose handler sees its pattern's parameters by name (`/book/{id}` → `params.id`). */
-export function defineRoute<const P extends string, Deps>(route: {
-  readonly method: Exclude<Method, 'HEAD'>;
-  readonly pattern: P;
-  readonly pathName?: string;
-  readonly auth: boolean;
-  readonly stream?: true;
-  readonly ticket?: true;
-  readonly operation: Operation;
-  handler(deps: Deps): Handler<ParamsOf<P>>;
-}): Route<Deps> {
+export function defineRoute<const P extends string, Deps>(
+  route: Omit<Route<Deps>, 'pattern' | 'handler'> & {
+    readonly pattern: P;
+    handler(deps: Deps): Handler<ParamsOf<P>>;
+  },
+): Route<Deps> {
   return route as unknown as Route<Deps>;
 }

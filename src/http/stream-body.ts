@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
+import { YieldBudget } from '../loop/yield-budget.ts';
 import type { StreamedBody, StreamedPiece } from './route.ts';
 
 /**
@@ -9,7 +10,7 @@ import type { StreamedBody, StreamedPiece } from './route.ts';
  * compressed list's pieces that are compressed as it goes (books/compressed-list-body.ts) cost a
  * turn what their text does, not what their few compressed bytes do.
  */
-const TURN_BUDGET = 1 << 18;
+const TURN_BYTES = 1 << 18;
 
 /**
  * The progress floor of a streamed answer (TRANSPORT_LIMITS `minStreamBytesPerSecond`, and
@@ -31,11 +32,11 @@ export interface StreamSettings {
 /**
  * Writes a body after its headers, one piece at a time: waits for 'drain' whenever the socket's
  * buffer is full (so a slow or stalled reader holds one piece, not the answer), yields the loop
- * once TURN_BUDGET is spent, and stops when the connection closes, returning the pieces' iterator
- * (what it holds is let go). The budget is spent across 'drain's and renewed only by that yield: a
- * write the kernel takes at once emits 'drain' from process.nextTick, so a fast reader's drains
- * would otherwise chain without ever returning to the loop, and four of them held it for hundreds
- * of ms at 1M books.
+ * once TURN_BYTES are written, and stops when the connection closes, returning the pieces' iterator
+ * (what it holds is let go). That share is spent across 'drain's and renewed only by the yield
+ * (YieldBudget): a write the kernel takes at once emits 'drain' from process.nextTick, so a fast
+ * reader's drains would otherwise chain without ever returning to the loop, and four of them held
+ * it for hundreds of ms at 1M books.
  *
  * Two bounds end it early. A reader that takes nothing is cut by the connection's send timeout
  * (ConnectionGuard). One that takes a little now and then would keep that timeout at bay forever,
@@ -49,12 +50,12 @@ export function sendStreamed(res: ServerResponse, body: StreamedBody, { floor, l
   let sent = 0;
   let chunks: Iterator<StreamedPiece> | undefined;
   let ahead: IteratorResult<StreamedPiece> = { done: true, value: undefined };
-  let budget = TURN_BUDGET;
+  const turn = YieldBudget.counted(TURN_BYTES);
   let timer: NodeJS.Timeout | undefined;
   const write = (): void => {
     while (chunks !== undefined && ahead.done !== true) {
-      if (budget <= 0) {
-        setImmediate(nextTurn);
+      if (turn.spent) {
+        turn.onNextTurn(write);
         return;
       }
       const { text, bytes } = ahead.value;
@@ -65,17 +66,13 @@ export function sendStreamed(res: ServerResponse, body: StreamedBody, { floor, l
         res.end(text);
         return;
       }
-      budget -= bytes;
+      turn.spend(bytes);
       if (!res.write(text)) {
         res.once('drain', write);
         return;
       }
     }
     if (chunks !== undefined) res.end();
-  };
-  const nextTurn = (): void => {
-    budget = TURN_BUDGET;
-    write();
   };
   const cut = (why: string): void => {
     if (res.destroyed) return;

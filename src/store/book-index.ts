@@ -1,3 +1,4 @@
+import { BOOK_KEYS } from '../model/book.ts';
 import { ListReaders, ListText, type DeflatedText, type PageWalk, type WalkAccount } from './list-readers.ts';
 
 /**
@@ -9,7 +10,6 @@ import { ListReaders, ListText, type DeflatedText, type PageWalk, type WalkAccou
 export const PAGE = 1024;
 /** A page repacks once this many of its books changed since it was packed. */
 const REPACK_AT = PAGE / 4;
-const ID_PREFIX = '{"id":';
 
 /**
  * One page of ids. Most books live in `packed`: their JSON joined by commas, exactly as it appears
@@ -224,13 +224,13 @@ export class BookIndex {
    * must not exist yet.
    */
   addPacked(text: string, bytes: number): void {
-    const key = pageOf(idAt(text, ID_PREFIX.length));
+    const key = pageOf(idAt(text, BOOK_KEYS.id.length));
     const page = emptyPage(key);
     // Line i loses i newlines before it once ",\n" becomes ",": its offsets shift by i.
     for (let start = 0, line = 0; start < text.length; line++) {
       const newline = text.indexOf('\n', start);
       const end = text.charCodeAt(newline - 1) === 44 ? newline - 1 : newline;
-      const id = idAt(text, start + ID_PREFIX.length);
+      const id = idAt(text, start + BOOK_KEYS.id.length);
       page.starts[id % PAGE] = start - line;
       page.ends[id % PAGE] = end - line;
       page.live++;

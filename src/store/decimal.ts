@@ -1,3 +1,4 @@
+import { BOOK_KEYS } from '../model/book.ts';
 import { MAX_BOOK_ID } from '../model/valid-book.ts';
 
 /**
@@ -16,7 +17,7 @@ export function decimalAt(buf: Buffer, from: number, to: number): number | undef
   return Number.isSafeInteger(n) ? n : undefined;
 }
 
-const BOOK_ID_PREFIX = Buffer.from('{"id":', 'latin1');
+const BOOK_ID_PREFIX = Buffer.from(BOOK_KEYS.id, 'latin1');
 
 /**
  * The book id in buf[from, to): a decimal from 1 to MAX_BOOK_ID, the bound the store gives ids

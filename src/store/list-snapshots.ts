@@ -1,4 +1,4 @@
-import { setImmediate } from 'node:timers/promises';
+import { YieldBudget } from '../loop/yield-budget.ts';
 import type { BookIndex, ListSnapshot } from './book-index.ts';
 
 /** Milliseconds of list-text rebuilding per event-loop turn: small enough that a scavenge landing in it still leaves the turn well under 20 ms (`npm run bench:list-after-writes`: longest gap 10.3–15.4 ms at 1M books). */
@@ -25,7 +25,7 @@ export class ListSnapshots {
   }
 
   take(): Promise<ListSnapshot> {
-    if (this.#snapshot === undefined && this.#settling === undefined && this.#index.buildListTexts(performance.now() + SETTLING_SLICE_MS) === 0) {
+    if (this.#snapshot === undefined && this.#settling === undefined && this.#index.buildListTexts(YieldBudget.timed(SETTLING_SLICE_MS).deadline) === 0) {
       this.#snapshot = this.#index.snapshot();
     }
     if (this.#snapshot !== undefined) return Promise.resolve(this.#snapshot);
@@ -41,9 +41,10 @@ export class ListSnapshots {
    */
   async #settle(): Promise<ListSnapshot> {
     try {
+      const slice = YieldBudget.timed(SETTLING_SLICE_MS);
       let turn = 0;
-      do await setImmediate();
-      while (++turn < MAX_SETTLING_TURNS && this.#index.buildListTexts(performance.now() + SETTLING_SLICE_MS) > 0);
+      do await slice.nextTurn();
+      while (++turn < MAX_SETTLING_TURNS && this.#index.buildListTexts(slice.deadline) > 0);
       this.#snapshot ??= this.#index.snapshot();
       return this.#snapshot;
     } finally {

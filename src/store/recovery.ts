@@ -6,8 +6,8 @@ import { BookIndex } from './book-index.ts';
 import { readDataFile } from '../fs/data-file.ts';
 import { TEMP_SUFFIX, type FileLayer } from '../fs/durable-fs.ts';
 import { PROBE_FILE } from './write-probe.ts';
-import { holdsNoRecord, journalFirstSeq, JournalDamage, JournalVersionUnknown, scanJournal, type JournalRecord, type RecoveredJournal } from './journal.ts';
-import { readSnapshot, SNAPSHOT_FILE } from './snapshot.ts';
+import { holdsNoRecord, journalFirstSeq, JournalDamage, JournalVersionUnknown, scanJournal, type JournalRecord, type RecoveredJournal, type ScanResult } from './journal.ts';
+import { readSnapshot, SNAPSHOT_FILE, type LoadedSnapshot } from './snapshot.ts';
 
 /** What the files say, read without changing them. */
 export interface LoadedCatalogue {
@@ -44,74 +44,119 @@ export interface LoadedCatalogue {
 export async function loadCatalogue(fs: FileLayer, dir: string): Promise<LoadedCatalogue> {
   const index = new BookIndex();
   const snapshot = await readSnapshot(fs, dir, index);
-  const snapshotSeq = snapshot?.seq ?? 0;
-  let nextId = snapshot?.nextId ?? 1;
-  let newIdsFrom = snapshot?.newIdsFrom ?? 1;
+  const replay = new Replay(index, snapshot);
   const names = await fs.readdir(dir);
+  const { stale, live } = journalsToReplay(names, replay.snapshotSeq);
+  const { seq, journals, torn, unterminated, stale: leftByRotations } = await replayJournals(fs, dir, live, replay);
+  // Replay spreads changes over many pages: startup rebuilds their list text before anyone waits on it.
+  index.buildListTexts(Infinity);
+  const temps = names.filter((n) => n === `${SNAPSHOT_FILE}${TEMP_SUFFIX}` || n === PROBE_FILE);
+  const { snapshotSeq, nextId, changes } = replay;
+  return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, changes, snapshotSeq, journals, torn, unterminated, stale: [...stale, ...leftByRotations], temps };
+}
+
+/** Applies the journal records after the snapshot to the index and the feed's entries, and tracks the ids handed out. */
+class Replay {
+  readonly snapshotSeq: number;
+  readonly changes: ChangeEntry[];
+  nextId: number;
+  /** The first id a put creates: ids are given in seq order and never reused, so a put at or past it is the book's creation. */
+  #newIdsFrom: number;
+  readonly #index: BookIndex;
+
+  constructor(index: BookIndex, snapshot: LoadedSnapshot | undefined) {
+    this.#index = index;
+    this.snapshotSeq = snapshot?.seq ?? 0;
+    this.changes = snapshot?.changes ?? [];
+    this.nextId = snapshot?.nextId ?? 1;
+    this.#newIdsFrom = snapshot?.newIdsFrom ?? 1;
+  }
+
+  readonly apply = (r: JournalRecord): void => {
+    if (r.seq <= this.snapshotSeq) return;
+    if (r.op === 'put') {
+      this.#index.set(r.id, r.json);
+      this.changes.push({ seq: r.seq, type: r.id >= this.#newIdsFrom ? 'created' : 'updated', id: r.id, bookJson: r.json });
+    } else {
+      this.#index.delete(r.id);
+      this.changes.push({ seq: r.seq, type: 'deleted', id: r.id, bookJson: null });
+    }
+    if (r.id >= this.#newIdsFrom) this.#newIdsFrom = r.id + 1;
+    this.reserve(r.id);
+  };
+
+  /** An id never handed out again: a record's, or one seen in a torn record (never acknowledged, but it may be in a log or a client). */
+  reserve(id: number): void {
+    if (id >= this.nextId) this.nextId = id + 1;
+  }
+}
+
+/** The journals in `names` by first seq: those the snapshot holds wholly (stale), and the rest. */
+function journalsToReplay(names: readonly string[], snapshotSeq: number): { stale: string[]; live: { name: string; firstSeq: number }[] } {
   const all = names
     .map((name) => ({ name, firstSeq: journalFirstSeq(name) }))
     .filter((j): j is { name: string; firstSeq: number } => j.firstSeq !== undefined)
     .sort((a, b) => a.firstSeq - b.firstSeq);
   // A journal is stale when the next one starts at or before the snapshot's next record.
   const stale = all.filter((_, i) => (all[i + 1]?.firstSeq ?? Infinity) <= snapshotSeq + 1).map((j) => j.name);
-  const live = all.slice(stale.length);
-  const changes: ChangeEntry[] = snapshot?.changes ?? [];
-  const apply = (r: JournalRecord): void => {
-    if (r.seq <= snapshotSeq) return;
-    // Ids are given in seq order and never reused, so a put at or past newIdsFrom is the book's creation.
-    if (r.op === 'put') {
-      index.set(r.id, r.json);
-      changes.push({ seq: r.seq, type: r.id >= newIdsFrom ? 'created' : 'updated', id: r.id, bookJson: r.json });
-    } else {
-      index.delete(r.id);
-      changes.push({ seq: r.seq, type: 'deleted', id: r.id, bookJson: null });
-    }
-    if (r.id >= newIdsFrom) newIdsFrom = r.id + 1;
-    if (r.id >= nextId) nextId = r.id + 1;
-  };
-  let seq = snapshotSeq;
-  let torn: LoadedCatalogue['torn'];
-  let unterminated: LoadedCatalogue['unterminated'];
-  const journals: RecoveredJournal[] = [];
+  return { stale, live: all.slice(stale.length) };
+}
+
+type Replayed = Pick<LoadedCatalogue, 'seq' | 'journals' | 'torn' | 'unterminated' | 'stale'>;
+
+/** Replays each journal in turn; only the last may end in a torn or unterminated record. */
+async function replayJournals(fs: FileLayer, dir: string, live: readonly { name: string; firstSeq: number }[], replay: Replay): Promise<Replayed> {
+  const replayed: Replayed = { seq: replay.snapshotSeq, journals: [], torn: undefined, unterminated: undefined, stale: [] };
   for (const [i, { name, firstSeq }] of live.entries()) {
     const path = join(dir, name);
-    const expected = journals.length === 0 ? Math.min(firstSeq, snapshotSeq + 1) : seq + 1;
+    const expected = replayed.journals.length === 0 ? Math.min(firstSeq, replay.snapshotSeq + 1) : replayed.seq + 1;
     const bytes = await readDataFile(fs, path);
-    if (firstSeq !== expected) {
-      // A journal with no record overlapping records another holds: left by a rotation that failed half-way.
-      if (holdsNoRecord(bytes) && firstSeq < expected) {
-        stale.push(name);
-        continue;
-      }
-      throw new StoreCorruptError(path, 0, `the journal starts at record ${firstSeq} where ${expected} was expected (a journal is missing)`);
+    if (!continuesTheRecords(path, bytes, firstSeq, expected)) {
+      replayed.stale.push(name);
+      continue;
     }
-    let result;
-    try {
-      result = scanJournal(bytes, firstSeq, apply);
-    } catch (err) {
-      if (err instanceof JournalDamage) throw new StoreCorruptError(path, err.offset, err.message);
-      if (err instanceof JournalVersionUnknown) throw new StoreFormatError(path, err.message);
-      throw err;
+    const result = scanOrRefuse(path, bytes, firstSeq, replay.apply);
+    const tail = tailOf(name, bytes, result);
+    if (tail !== undefined && i < live.length - 1) throw new StoreCorruptError(path, result.goodLength, 'an incomplete record before the last journal ends');
+    if (tail?.unterminated !== undefined) replayed.unterminated = tail.unterminated;
+    if (tail?.torn !== undefined) {
+      for (const id of tail.torn.ids) replay.reserve(id);
+      replayed.torn = tail.torn;
     }
-    if (result.unterminated || result.goodLength < bytes.length) {
-      if (i < live.length - 1) throw new StoreCorruptError(path, result.goodLength, 'an incomplete record before the last journal ends');
-    }
-    if (result.unterminated) {
-      unterminated = { name, offset: result.goodLength, damagedByte: bytes[result.goodLength] };
-    } else if (result.goodLength < bytes.length) {
-      const tail = bytes.subarray(result.goodLength);
-      const ids = idsIn(tail);
-      // Never acknowledged, but an id seen there is not handed out again (it may be in a log or a client).
-      for (const id of ids) if (id >= nextId) nextId = id + 1;
-      torn = { name, offset: result.goodLength, bytes: Buffer.from(tail), ids };
-    }
-    seq = Math.max(seq, result.lastSeq);
-    journals.push({ name, firstSeq, bytes: result.goodLength + (result.unterminated ? 1 : 0), lastSeq: result.lastSeq, marked: result.marked });
+    replayed.seq = Math.max(replayed.seq, result.lastSeq);
+    replayed.journals.push({ name, firstSeq, bytes: result.goodLength + (result.unterminated ? 1 : 0), lastSeq: result.lastSeq, marked: result.marked });
   }
-  // Replay spreads changes over many pages: startup rebuilds their list text before anyone waits on it.
-  index.buildListTexts(Infinity);
-  const temps = names.filter((n) => n === `${SNAPSHOT_FILE}${TEMP_SUFFIX}` || n === PROBE_FILE);
-  return { index, nextId, seq, snapshotBytes: snapshot?.bytes ?? 0, changes, snapshotSeq, journals, torn, unterminated, stale, temps };
+  return replayed;
+}
+
+/**
+ * Whether a journal starts at `expected`, the record after those before it: true to replay it;
+ * false for one with no record that overlaps records another holds, left by a rotation that failed
+ * half-way (stale). Any other start means a journal is missing.
+ */
+function continuesTheRecords(path: string, bytes: Buffer, firstSeq: number, expected: number): boolean {
+  if (firstSeq === expected) return true;
+  if (holdsNoRecord(bytes) && firstSeq < expected) return false;
+  throw new StoreCorruptError(path, 0, `the journal starts at record ${firstSeq} where ${expected} was expected (a journal is missing)`);
+}
+
+/** scanJournal, its faults told as the store's: damage at an offset, or a format this release does not know. */
+function scanOrRefuse(path: string, bytes: Buffer, firstSeq: number, apply: (r: JournalRecord) => void): ScanResult {
+  try {
+    return scanJournal(bytes, firstSeq, apply);
+  } catch (err) {
+    if (err instanceof JournalDamage) throw new StoreCorruptError(path, err.offset, err.message);
+    if (err instanceof JournalVersionUnknown) throw new StoreFormatError(path, err.message);
+    throw err;
+  }
+}
+
+/** What follows a journal's last whole record: its missing newline, a torn record, or nothing (undefined). */
+function tailOf(name: string, bytes: Buffer, result: ScanResult): Pick<LoadedCatalogue, 'torn' | 'unterminated'> | undefined {
+  if (result.unterminated) return { unterminated: { name, offset: result.goodLength, damagedByte: bytes[result.goodLength] }, torn: undefined };
+  if (result.goodLength === bytes.length) return undefined;
+  const tail = bytes.subarray(result.goodLength);
+  return { torn: { name, offset: result.goodLength, bytes: Buffer.from(tail), ids: idsIn(tail) }, unterminated: undefined };
 }
 
 /** Every `"id":N` in a torn record's bytes that names a book id (up to MAX_BOOK_ID), in the order they appear. */

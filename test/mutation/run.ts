@@ -1,4 +1,4 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFile, cp, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,26 +64,40 @@ function buildPage(cwd: string): void {
   execFileSync(process.execPath, ['--import', 'tsx', 'build/page.ts'], { cwd, stdio: 'inherit' });
 }
 
+/** The test run under way, so that an interrupted check stops it too (it has a process group of its own). */
+let running: ChildProcess | undefined;
+
 /** Runs `tests` (narrowed by `only`) in `cwd` with the TAP reporter; kills the whole process group at RUN_LIMIT_MS. */
 function runTests(cwd: string, tests: readonly string[], only: string | undefined): Promise<Run> {
   const args = ['--import', 'tsx', '--test', '--test-reporter=tap', `--test-timeout=${TEST_TIMEOUT_MS}`, ...(only === undefined ? [] : ['--test-name-pattern', only]), ...tests];
   const started = performance.now();
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    running = child;
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     let killed = false;
     const limit = setTimeout(() => {
       killed = true;
-      process.kill(-(child.pid as number), 'SIGKILL');
+      stopRun(child);
     }, RUN_LIMIT_MS);
     child.once('error', fail);
     child.once('close', (code) => {
       clearTimeout(limit);
+      running = undefined;
       done({ passed: code === 0, failed: failedTests(output), killed, ms: performance.now() - started, output });
     });
   });
+}
+
+/** Kills a test run and whatever it started (a service, a browser): its process group. */
+function stopRun(child: ChildProcess): void {
+  try {
+    process.kill(-(child.pid as number), 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
 }
 
 function verdict(m: Mutation, run: Run): Verdict {
@@ -94,6 +108,46 @@ function verdict(m: Mutation, run: Run): Verdict {
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 const groupOf = (m: Mutation): string => JSON.stringify([m.tests, m.only]);
+const lastLine = (text: string): string => text.trimEnd().split('\n').at(-1) ?? '';
+
+/** Runs each set of tests the mutants name once on the unchanged tree: the groups that fail there. */
+async function baselines(tree: string, chosen: readonly Mutation[]): Promise<Set<string>> {
+  const broken = new Set<string>();
+  const groups = new Map(chosen.map((m) => [groupOf(m), m]));
+  process.stdout.write(`${chosen.length} mutants; first the ${groups.size} sets of tests they name, unchanged\n`);
+  for (const [group, m] of groups) {
+    const run = await runTests(tree, m.tests, m.only);
+    if (run.passed) continue;
+    broken.add(group);
+    const why = run.failed.length === 0 ? run.output.slice(-2000) : run.failed.map((f) => `  "${f.name}": ${f.error}`).join('\n');
+    process.stdout.write(`baseline FAILS: ${m.tests.join(' ')}${m.only === undefined ? '' : ` (${m.only})`}\n${why}\n`);
+  }
+  return broken;
+}
+
+/** Applies one mutant to the tree, runs its tests and puts the file back: what became of it, and why. */
+async function tryMutant(tree: string, m: Mutation, original: string): Promise<{ verdict: Verdict; detail: string; ms: number }> {
+  const path = join(tree, m.file);
+  let run: Run;
+  try {
+    await writeFile(path, mutate(original, m));
+    if (m.buildsPage === true) buildPage(tree);
+    run = await runTests(tree, m.tests, m.only);
+  } finally {
+    await writeFile(path, original);
+    if (m.buildsPage === true) buildPage(tree);
+  }
+  const result = verdict(m, run);
+  const first = run.failed.find((f) => !f.timedOut) ?? run.failed[0];
+  const detail = {
+    killed: first === undefined ? `the tests did not run: ${lastLine(run.output)}` : `by "${first.name}": ${first.error}`,
+    hung: run.killed ? `killed after ${seconds(RUN_LIMIT_MS)}` : `by the ${seconds(TEST_TIMEOUT_MS)} test timeout of "${first?.name}"`,
+    accepted: m.why as string,
+    survived: `no test of ${m.tests.join(', ')} failed`,
+    'no baseline': '',
+  }[result];
+  return { verdict: result, detail, ms: run.ms };
+}
 
 async function main(words: readonly string[]): Promise<number> {
   const chosen = MUTATIONS.filter((m) => words.length === 0 || words.some((w) => `${m.name} ${m.file}`.toLowerCase().includes(w.toLowerCase())));
@@ -106,45 +160,17 @@ async function main(words: readonly string[]): Promise<number> {
     mutate(text, m);
   }
   const tree = await copyTree();
-  const cleanUp = (): void => void rm(tree, { recursive: true, force: true }).finally(() => process.exit(130));
-  process.once('SIGINT', cleanUp);
-  process.once('SIGTERM', cleanUp);
+  const interrupted = (): void => {
+    if (running !== undefined) stopRun(running);
+    void rm(tree, { recursive: true, force: true }).finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   const tally = new Map<Verdict, number>();
   try {
-    const broken = new Set<string>();
-    const groups = new Map(chosen.map((m) => [groupOf(m), m]));
-    process.stdout.write(`${chosen.length} mutants; first the ${groups.size} sets of tests they name, unchanged\n`);
-    for (const [group, m] of groups) {
-      const run = await runTests(tree, m.tests, m.only);
-      if (run.passed) continue;
-      broken.add(group);
-      const why = run.failed.length === 0 ? run.output.slice(-2000) : run.failed.map((f) => `  "${f.name}": ${f.error}`).join('\n');
-      process.stdout.write(`baseline FAILS: ${m.tests.join(' ')}${m.only === undefined ? '' : ` (${m.only})`}\n${why}\n`);
-    }
+    const broken = await baselines(tree, chosen);
     for (const m of chosen) {
-      let result: Verdict = 'no baseline';
-      let detail = '';
-      let ms = 0;
-      if (!broken.has(groupOf(m))) {
-        const path = join(tree, m.file);
-        const original = originals.get(m.file) as string;
-        let run: Run;
-        try {
-          await writeFile(path, mutate(original, m));
-          if (m.buildsPage === true) buildPage(tree);
-          run = await runTests(tree, m.tests, m.only);
-        } finally {
-          await writeFile(path, original);
-          if (m.buildsPage === true) buildPage(tree);
-        }
-        ms = run.ms;
-        result = verdict(m, run);
-        const first = run.failed.find((f) => !f.timedOut) ?? run.failed[0];
-        if (result === 'killed' && first !== undefined) detail = `by "${first.name}": ${first.error}`;
-        if (result === 'hung') detail = run.killed ? `killed after ${seconds(RUN_LIMIT_MS)}` : `by the ${seconds(TEST_TIMEOUT_MS)} test timeout of "${first?.name}"`;
-        if (result === 'accepted') detail = m.why as string;
-        if (result === 'survived') detail = `no test of ${m.tests.join(', ')} failed`;
-      }
+      const { verdict: result, detail, ms } = broken.has(groupOf(m)) ? { verdict: 'no baseline' as const, detail: '', ms: 0 } : await tryMutant(tree, m, originals.get(m.file) as string);
       tally.set(result, (tally.get(result) ?? 0) + 1);
       process.stdout.write(`${result.padEnd(9)} ${seconds(ms).padStart(7)}  ${m.name} (${m.file})${detail === '' ? '' : `\n                   ${detail}`}\n`);
     }

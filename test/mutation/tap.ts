@@ -1,7 +1,7 @@
 /** A test that failed, as `node --test --test-reporter=tap` reports it. */
 export interface FailedTest {
   readonly name: string;
-  /** The first line of its error. */
+  /** Its error, the first two lines of it that hold text (assert's generic line, then the values). */
   readonly error: string;
   /** It ran past its timeout (`--test-timeout`) instead of failing an assertion. */
   readonly timedOut: boolean;
@@ -30,10 +30,21 @@ export function failedTests(tap: string): FailedTest[] {
       const type = /^failureType: '(.*)'$/.exec(line);
       if (type !== null) failureType = type[1] as string;
       const err = /^error: (.*)$/.exec(line);
-      if (err !== null && error === '') error = err[1] === '|-' ? ((lines[j + 1] as string | undefined) ?? '').trim() : (err[1] as string).replace(/^'(.*)'$/, '$1');
+      if (err !== null && error === '') error = err[1] === '|-' ? blockText(lines, j + 1, indent + 4) : (err[1] as string).replace(/^'(.*)'$/, '$1');
     }
     if (failureType === 'subtestsFailed' || failureType === 'cancelledByParent') continue;
     failed.push({ name: m[2] as string, error, timedOut: failureType === 'testTimeoutFailure' });
   }
   return failed;
+}
+
+/** A YAML block scalar's lines (indented `indent`) from `from`: the first two that hold text, joined. */
+function blockText(lines: readonly string[], from: number, indent: number): string {
+  const text: string[] = [];
+  for (let i = from; i < lines.length && text.length < 2; i++) {
+    const line = lines[i] as string;
+    if (line.trim() !== '' && !line.startsWith(' '.repeat(indent))) break;
+    if (line.trim() !== '') text.push(line.trim());
+  }
+  return text.join(' ');
 }

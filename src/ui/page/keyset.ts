@@ -10,7 +10,7 @@ import type { Book } from '../../model/book.ts';
  * No DOM here: test/ui-keyset.test.ts runs it in Node against a catalogue in memory.
  */
 
-/** Rows on a page: never more at once (the large-catalogue bound). */
+/** Rows on a page: never more at once, whatever the catalogue's size, so the page never holds or draws more. */
 export const PAGE_SIZE = 100;
 /** The largest `limit` GET /books takes (docs/contract.md): looking around takes few requests. */
 export const MAX_LIMIT = 1000;
