@@ -87,7 +87,7 @@ describe('a service on 127.0.0.1 with the loopback default', () => {
   });
   after(() => app.close());
 
-  for (const host of ['evil.example', 'evil.example:8080', 'localhost.evil.example', 'evillocalhost', '127.0.0.1.nip.io', '127.0.0.2', '192.168.1.10', '0.0.0.0', '[::2]', '[::1', 'localhost:http', 'localhost:80:80', '[::1]x', ':80', '', 'evil.example#.localhost', 'evil@x.localhost', 'localhost:99999', 'localhost:080808', '[::1 ]']) {
+  for (const host of ['evil.example', 'evil.example:8080', 'localhost.evil.example', 'evillocalhost', '127.0.0.1.nip.io', '127.0.0.2', '192.168.1.10', '0.0.0.0', '[::2]', '[::1', 'localhost:http', 'localhost:80:80', '[::1]x', ':80', '', 'evil.example#.localhost', 'evil@x.localhost', 'localhost:99999', 'localhost:080808', 'localhost:0x50', 'localhost:1e3', 'localhost: 80', '[::1 ]']) {
     it(`Host: ${JSON.stringify(host)} is 421 Misdirected request, in the envelope`, async () => {
       const res = await withHost(app.port, host);
       assert.deepEqual(res.json, MISDIRECTED);
