@@ -22,10 +22,15 @@ export async function runImport(file: string, dataDir: string): Promise<{ ms: nu
   return { ms: performance.now() - start, peakMb: rss.max };
 }
 
-/** The built service on `dataDir`, logging warnings only; `env` adds settings (MEMORY_BUDGET_MB, METRICS_PORT). */
-export function startService(port: number, dataDir: string, env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, [join(ROOT, 'dist/main.js'), '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
+/**
+ * The built service on `dataDir`, logging warnings only; `env` adds settings (MEMORY_BUDGET_MB,
+ * METRICS_PORT). With `traceGc`, node runs it with `--trace-gc` (not allowed in NODE_OPTIONS) and
+ * its stdout, where V8 reports each collection, is piped: the caller must read it.
+ */
+export function startService(port: number, dataDir: string, env: Record<string, string> = {}, traceGc = false): ChildProcess {
+  const node = traceGc ? ['--trace-gc'] : [];
+  return spawn(process.execPath, [...node, join(ROOT, 'dist/main.js'), '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn'], {
+    stdio: ['ignore', traceGc ? 'pipe' : 'ignore', 'inherit'],
     // Every bench client is 127.0.0.1: the per-address limits would count them all as one client.
     env: { ...process.env, ...ONE_CLIENT_ADDRESS, SECRET_TOKEN: SECRET, AUTH_USERNAME: USERNAME, AUTH_PASSWORD: PASSWORD, ...env },
   });

@@ -4,9 +4,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { benchFlags } from './flags.ts';
 import { login, runImport, startService, writeExport } from './scale-catalogue.ts';
-import { closeAgent, healthPinger, rssMb, rssSampler, timed } from './scale-probes.ts';
+import { closeAgent, healthPinger, rssSampler, timed } from './scale-probes.ts';
 import { freePort, waitUntilAnswering } from './service-process.ts';
 
 /**
@@ -14,16 +16,21 @@ import { freePort, waitUntilAnswering } from './service-process.ts';
  * the built service. Slow full-list readers (each takes 1 MiB every 5 s, so no send timeout ever
  * fires), each started on its own committed state: between two of them one book in every index
  * page is written, so every page text the previous reader has still to send is superseded and
- * would stay in memory for it alone. Printed: RSS before, its peak against RSS before + the budget,
- * /healthz latency meanwhile (from a process of its own), the budget's list_snapshots figures
- * (scraped from /metrics), and a normal client's full list at the end.
+ * would stay in memory for it alone. The same rounds are run first with a full-speed reader each
+ * (normal use): their peak RSS is the baseline, since the garbage those writes leave grows V8's
+ * heap as much with an attacker as without one. Printed: that peak, the attack's peak against it +
+ * the budget, the heap, external memory and the budget's total at each peak (scraped from
+ * /metrics), /healthz latency during the attack (from a process of its own), the budget's
+ * list_snapshots figures, and a normal client's full list at the end.
  */
 const USAGE = `npm run bench:slow-lists [-- flags]: slow full-list readers of superseded states against the built service
   --books N        catalogue size (1000000)
-  --readers N      slow readers, each on a state the next round of writes supersedes (60)
+  --readers N      slow readers, each on a state the next round of writes supersedes, and as
+                   many rounds of normal use before them (60)
   --budget-mb N    MEMORY_BUDGET_MB (256, the default)
-  --heap-mb N      the service's --max-old-space-size (default: V8's own, which lets garbage
-                   grow the heap to a few times what is live before it collects)
+  --heap-mb N      the service's --max-old-space-size (default: V8's own, a quarter of the host's
+                   memory, which lets garbage grow the heap to a few times what is live before it
+                   collects; 384 with --budget-mb 128 at 1M books: docs/performance.md)
   --no-build       use dist/ as it is
 `;
 const flags = benchFlags(USAGE, {
@@ -86,12 +93,88 @@ async function writeEveryPage(port: number, auth: Record<string, string>, round:
   await Promise.all(Array.from({ length: WRITERS }, writer));
 }
 
-/** The list_snapshots figures from a /metrics scrape. */
-async function budgetFigures(metricsPort: number): Promise<{ held: number; shed: number }> {
+/** What one /metrics scrape says of the budget and of the process's memory, in bytes. */
+interface Figures {
+  held: number;
+  shed: number;
+  budgetHeld: number;
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+}
+
+/** The list_snapshots figures, the budget's total and the process's memory from a /metrics scrape. */
+async function budgetFigures(metricsPort: number): Promise<Figures> {
   const text = (await timed(metricsPort, 'GET', '/metrics', {}, undefined, true)).body as string;
   const read = (series: string): number => Number(new RegExp(`^${series} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return { held: read('book_catalogue_memory_held_bytes\\{consumer="list_snapshots"\\}'), shed: read('book_catalogue_memory_shed_total\\{consumer="list_snapshots"\\}') };
+  let budgetHeld = 0;
+  for (const match of text.matchAll(/^book_catalogue_memory_held_bytes\{consumer="[a-z_]+"\} (\S+)$/gm)) budgetHeld += Number(match[1]);
+  return {
+    held: read('book_catalogue_memory_held_bytes\\{consumer="list_snapshots"\\}'),
+    shed: read('book_catalogue_memory_shed_total\\{consumer="list_snapshots"\\}'),
+    budgetHeld,
+    rss: read('process_resident_memory_bytes'),
+    heapUsed: read('nodejs_heap_size_used_bytes'),
+    heapTotal: read('nodejs_heap_size_total_bytes'),
+    external: read('nodejs_external_memory_bytes'),
+  };
 }
+
+/** The full collections V8 reports (`--trace-gc`) in one phase: how many, and the most heap each left. */
+interface PhaseCollections {
+  count: number;
+  mostLiveMb: number;
+}
+
+/**
+ * Reads the service's stdout for V8's `Mark-Compact <before> (<committed>) -> <after> (<committed>) MB`
+ * lines: `<after>` is the live heap, what the process retains once garbage is gone, as opposed to
+ * RSS, which holds garbage until V8 chooses to collect it. Counted in the phase set at the time.
+ */
+function fullCollections(stdout: Readable): { phase: 'normal' | 'attack' | undefined; normal: PhaseCollections; attack: PhaseCollections } {
+  const seen = { phase: undefined as 'normal' | 'attack' | undefined, normal: { count: 0, mostLiveMb: 0 }, attack: { count: 0, mostLiveMb: 0 } };
+  createInterface({ input: stdout }).on('line', (line) => {
+    const after = /Mark-Compact\D*[\d.]+ \([\d.]+\) -> ([\d.]+) \(/.exec(line)?.[1];
+    if (after === undefined || seen.phase === undefined) return;
+    const phase = seen[seen.phase];
+    phase.count++;
+    phase.mostLiveMb = Math.max(phase.mostLiveMb, Number(after));
+  });
+  return seen;
+}
+
+/**
+ * RSS sampled every 20 ms, and /metrics every 250 ms for the most list_snapshots held and the
+ * figures of the scrape that saw the largest RSS (`start`'s until one sees more).
+ */
+function sampled(pid: number | undefined, metricsPort: number, start: Figures): { readonly rss: { readonly max: number }; readonly mostHeld: number; readonly peak: Figures; stop(): void } {
+  const rss = rssSampler(pid);
+  let mostHeld = 0;
+  let peak = start;
+  const scraping = setInterval(() => {
+    void budgetFigures(metricsPort).then((f) => {
+      mostHeld = Math.max(mostHeld, f.held);
+      if (f.rss > peak.rss) peak = f;
+    }, () => {});
+  }, 250);
+  return {
+    rss,
+    get mostHeld() {
+      return mostHeld;
+    },
+    get peak() {
+      return peak;
+    },
+    stop() {
+      rss.stop();
+      clearInterval(scraping);
+    },
+  };
+}
+
+const breakdown = (f: Figures): string =>
+  `RSS ${mb(f.rss)}: heap used ${mb(f.heapUsed)} of ${mb(f.heapTotal)}, external ${mb(f.external)}; the budget held ${mb(f.budgetHeld)}`;
 
 const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MB`;
 const ms = (n: number): string => `${n.toFixed(n < 10 ? 1 : 0)} ms`;
@@ -112,7 +195,8 @@ async function main(): Promise<void> {
     const port = await freePort();
     const metricsPort = await freePort();
     const heap = flags['heap-mb'] === undefined ? {} : { NODE_OPTIONS: `--max-old-space-size=${flags['heap-mb']}` };
-    const service = startService(port, dataDir, { MEMORY_BUDGET_MB: String(BUDGET_MB), METRICS_PORT: String(metricsPort), ...heap });
+    const service = startService(port, dataDir, { MEMORY_BUDGET_MB: String(BUDGET_MB), METRICS_PORT: String(metricsPort), ...heap }, true);
+    const collections = fullCollections(service.stdout as Readable);
     /** The samplers, stopped however the run ends: a timer left running would keep the bench alive. */
     const samplers: (() => void)[] = [];
     try {
@@ -120,13 +204,27 @@ async function main(): Promise<void> {
       const token = await login(port);
       const auth = { authorization: token };
       const warm = await timed(port, 'GET', '/books', auth);
-      const rssBefore = rssMb(service.pid);
-      const rss = rssSampler(service.pid);
-      let mostHeld = 0;
-      const sampling = setInterval(() => {
-        void budgetFigures(metricsPort).then((f) => (mostHeld = Math.max(mostHeld, f.held)), () => {});
-      }, 250);
-      samplers.push(() => rss.stop(), () => clearInterval(sampling));
+      const idle = await budgetFigures(metricsPort);
+      // Normal use first: the same rounds, each list read at full speed. Every write supersedes a
+      // page text the next list rebuilds, and V8 lets that garbage grow the heap towards its limit
+      // before it collects (and the allocator keeps what it freed), so RSS after this is what the
+      // process takes without an attacker; measured before it, the attack's RSS would be compared
+      // with a heap that normal writes grow just as much.
+      const normalStarted = performance.now();
+      collections.phase = 'normal';
+      const normal = sampled(service.pid, metricsPort, idle);
+      samplers.push(normal.stop);
+      for (let round = 0; round < READERS; round++) {
+        const [list] = await Promise.all([timed(port, 'GET', '/books', auth), writeEveryPage(port, auth, round)]);
+        if (list.status !== 200) throw new Error(`a normal GET /books answered ${list.status}`);
+      }
+      normal.stop();
+      const normalMs = performance.now() - normalStarted;
+      const rssBefore = normal.rss.max;
+      collections.phase = 'attack';
+      const attacked = sampled(service.pid, metricsPort, idle);
+      samplers.push(attacked.stop);
+      const rss = attacked.rss;
       const pinger = await healthPinger(port);
       const started = performance.now();
       // Without the budget the service runs out of heap here: say so rather than wait on it.
@@ -135,7 +233,7 @@ async function main(): Promise<void> {
         if (attacking) throw new Error(`the service exited (${signal ?? code}) during the attack; peak RSS ${rss.max.toFixed(0)} MB`);
       });
       const attack = async (): Promise<void> => {
-        for (let round = 0; round < READERS; round++) {
+        for (let round = READERS; round < 2 * READERS; round++) {
           readers.push(await slowList(port, token));
           await writeEveryPage(port, auth, round);
         }
@@ -143,22 +241,30 @@ async function main(): Promise<void> {
       await Promise.race([attack(), exited]);
       attacking = false;
       const attackMs = performance.now() - started;
+      collections.phase = undefined;
       const list = await timed(port, 'GET', '/books', auth);
       const health = await pinger.stop();
       for (const stop of samplers) stop();
       const after = await budgetFigures(metricsPort);
-      mostHeld = Math.max(mostHeld, after.held);
+      const mostHeld = Math.max(attacked.mostHeld, after.held);
       const complete = list.status === 200 && list.bytes === Number(list.headers['content-length']);
       const budget = BUDGET_MB * 2 ** 20;
       const bound = rssBefore + BUDGET_MB;
       console.log(`\n${BOOKS.toLocaleString('en')} books, GET /books ${mb(warm.bytes)} in ${Math.ceil(BOOKS / PAGE)} pages; MEMORY_BUDGET_MB ${BUDGET_MB}${flags['heap-mb'] === undefined ? '' : `, --max-old-space-size=${flags['heap-mb']}`}`);
       console.log(`  ${READERS} slow readers (1 MiB every 5 s), one PUT per page between list starts: ${(attackMs / 1000).toFixed(0)} s`);
-      console.log(`  RSS before ${rssBefore.toFixed(0)} MB, peak ${rss.max.toFixed(0)} MB (bound: before + budget = ${bound.toFixed(0)} MB)`);
+      console.log(`  after one full list: ${breakdown(idle)}`);
+      console.log(`  normal use, the same rounds with a full-speed reader each (${(normalMs / 1000).toFixed(0)} s): peak RSS ${rssBefore.toFixed(0)} MB; at the largest RSS a scrape saw, ${breakdown(normal.peak)}`);
+      console.log(`  the attack: peak RSS ${rss.max.toFixed(0)} MB (bound: normal use's peak + budget = ${bound.toFixed(0)} MB); at the largest RSS a scrape saw, ${breakdown(attacked.peak)}`);
+      const live = (phase: 'normal' | 'attack'): string => {
+        const { count, mostLiveMb } = collections[phase];
+        return count === 0 ? 'no full collection' : `at most ${mostLiveMb.toFixed(0)} MB after ${count} full collections`;
+      };
+      console.log(`  live heap (what a full collection leaves, from --trace-gc): normal use ${live('normal')}; the attack ${live('attack')}`);
       console.log(`  list_snapshots held: at most ${mb(mostHeld)} (sampled every 250 ms), ${mb(after.held)} at the end; lists shed ${after.shed} of ${READERS}`);
       console.log(`  /healthz meanwhile: p50 ${ms(health.p50Ms)}, p99 ${ms(health.p99Ms)}, max ${ms(health.maxMs)}`);
       console.log(`  a normal client's GET /books at the end: ${list.status}, ${mb(list.bytes)}${complete ? '' : ' INCOMPLETE'} in ${ms(list.totalMs)}`);
       const rows: [string, boolean][] = [
-        [`peak RSS ${rss.max.toFixed(0)} MB <= RSS before + budget ${bound.toFixed(0)} MB`, rss.max <= bound],
+        [`peak RSS ${rss.max.toFixed(0)} MB <= normal use's peak RSS + budget ${bound.toFixed(0)} MB`, rss.max <= bound],
         [`list_snapshots held ${mb(mostHeld)} <= budget ${mb(budget)}`, mostHeld <= budget],
         [`/healthz p99 ${ms(health.p99Ms)} <= 50 ms`, health.p99Ms <= 50],
         ['a normal client gets the whole list', complete],

@@ -6,7 +6,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { MemoryBudget, TRANSPORT_LIMITS, type Book } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { openConnection, parseResponse } from './helpers/raw.ts';
-import { until } from './helpers/wait.ts';
+import { until, within } from './helpers/wait.ts';
 
 /*
  * Clients that send requests and never read the answers (the paused socket's receive buffer fills,
@@ -247,6 +247,28 @@ describe('answers in flight are charged to the memory budget (answers_in_flight)
       socket.write(get(app, '/books') + get(app, '/openapi.json').repeat(behind));
       // The stalled list holds one streamed piece (64 KiB); the rest is the documents waiting their turn.
       await until(`${behind} documents held behind the stalled list charged`, () => budget.heldBy('answers_in_flight') > behind * documentBytes);
+    } finally {
+      socket.destroy();
+      await app.close();
+    }
+  });
+
+  it('answers are charged as they are written: pipelined large answers are shed before any check of the connections', { timeout: 30_000 }, async () => {
+    // No check of the connections runs during the test: only the charge each write makes can shed.
+    const unchecked = { ...PATIENT, connectionsCheckingIntervalMs: 3_600_000 };
+    let shed = (): void => {};
+    const shedding = new Promise<void>((resolve) => (shed = resolve));
+    // MEMORY_BUDGET_MB=1: far less than what the answers leave in user space once loopback's buffers are full.
+    const budget = new MemoryBudget(2 ** 20, { onShed: (kind) => kind === 'answers_in_flight' && shed() });
+    const app = await startApp({ logLevel: 'silent', limits: unchecked, memoryBudget: budget, catalogue: books(1500) });
+    const socket = await openPaused(app.port);
+    try {
+      // A page of 1,000 books (6 MB) is written at once, not streamed.
+      socket.write(get(app, '/books?limit=1000').repeat(TRANSPORT_LIMITS.maxPipelinedRequests));
+      await within('the connection shed by the memory budget as its answers were written', shedding);
+      await serverConnectionsAtMost(app, 0);
+      assert.equal(budget.heldBy('answers_in_flight'), 0);
+      await healthy(app);
     } finally {
       socket.destroy();
       await app.close();

@@ -87,14 +87,15 @@ function onAnswerClosed(this: ServerResponse): void {
  *   sixteen per packet it sends.
  * - Per address: a connection beyond `maxConnectionsPerAddress` from one address is closed on
  *   arrival, and a request beyond `maxInFlightPerAddress` waiting across them closes its connection.
- * - Memory: every check reports the answer bytes each connection holds (its sockets' queues and the
- *   answers held for pipelined requests) to the memory budget as `answers_in_flight`; when the
- *   budget sheds one, its connection is reset.
+ * - Memory: each write of an answer (`written`) and every check report the answer bytes its
+ *   connection holds (its sockets' queues and the answers held for pipelined requests) to the
+ *   memory budget as `answers_in_flight`; when the budget sheds one, its connection is reset. The
+ *   check catches what the sockets have taken since the last write.
  * - Sockets taken over from the HTTP layer (CONNECT, requests the parser refused) have no error
  *   listener or timeout of Node's any more: they get both here, and are closed when draining.
  *
  * Connections a client misuses are reset (socket-bytes.ts). One interval per server walks the
- * open connections: nothing is added per write, and a request costs a few increments.
+ * open connections; a request costs a few increments, and a write a few property reads.
  */
 export class ConnectionGuard {
   readonly #sockets = new Map<Socket, Watched>();
@@ -181,6 +182,19 @@ export class ConnectionGuard {
     watched.takenOverAt ??= performance.now();
   }
 
+  /**
+   * An answer wrote (charged-response.ts): what its connection's answers hold is reported at once,
+   * so a burst of answers written within one check cannot spend the budget past its limit. A few
+   * property reads when its socket took the bytes; a pass over the answers held behind it (at most
+   * `maxPipelinedRequests`) when requests are pipelined.
+   */
+  readonly written = (res: ServerResponse): void => {
+    const budget = this.#budget;
+    if (budget === undefined) return;
+    const watched = (res.req.socket as Tagged)[WATCHED];
+    if (watched !== undefined && !watched.closed) this.#charge(watched, budget);
+  };
+
   /** Draining: sockets taken over have nothing left in flight worth waiting for. */
   closeTakenOver(): void {
     for (const [socket, watched] of this.#sockets) if (watched.takenOverAt !== undefined) socket.destroy();
@@ -266,10 +280,8 @@ export class ConnectionGuard {
   }
 
   /**
-   * Reports what the connection's answers hold now. Between two checks a connection can add at most
-   * the answers to the requests it has waiting (maxPipelinedRequests, and maxInFlightPerAddress
-   * across an address's connections) that are written at once, so the budget is overrun by at most
-   * that much for at most `checkIntervalMs` (SECURITY.md, "Memory budget").
+   * Reports what the connection's answers hold now: after each write, and at each check, which
+   * lowers the charge by what the sockets have taken since (SECURITY.md, "Memory budget").
    */
   #charge(watched: Watched, budget: MemoryBudget): void {
     let bytes = unsentAnswerBytes(watched.socket, watched.http);

@@ -5,6 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { silentLogger, type Logger } from '../log.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
+import { chargedResponses } from './charged-response.ts';
 import { ConnectionGuard } from './connection-guard.ts';
 import { watchConnections, type ConnectionEvents } from './connections.ts';
 import { deferContinue } from './continue.ts';
@@ -164,6 +165,8 @@ export function serveApp<A extends ServedApp>(app: A, options: TransportOptions 
     maxHeaderSize: limits.maxHeaderBytes,
     // Node's own answer to a missing Host is an empty 400; the app sends the envelope instead.
     requireHostHeader: false,
+    // Answers report what they hold as they write it (the memory budget's `answers_in_flight`).
+    ...(options.memoryBudget !== undefined && { ServerResponse: chargedResponses(guard.written) }),
   };
   // A TLS handshake is part of getting the headers in; Node's own default would allow 120 s.
   const server =
