@@ -1,4 +1,4 @@
-import { COMPRESSION_LEVEL, crc32Combine, deflateSegment, GZIP_HEADER, GZIP_TRAILER_BYTES, gzipTrailer, type Segment } from '../http/gzip-member.ts';
+import { COMPRESSION_LEVEL, crc32Combine, deflateSegment, GZIP_HEADER, GZIP_TRAILER_BYTES, gzipTrailer, type Segment } from '../compression/gzip-member.ts';
 import type { Answer } from '../http/messages.ts';
 import type { StreamedBody, StreamedPiece, StreamSending } from '../http/route.ts';
 import type { MemoryBudget } from '../memory/budget.ts';

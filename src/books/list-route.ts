@@ -2,7 +2,7 @@ import { hash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ClientAbortedError } from '../http/body.ts';
 import { ANSWERS } from '../http/messages.ts';
-import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
+import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi-operations.ts';
 import type { Parameter } from '../http/openapi-types.ts';
 import { encodedReply, envelopeReply } from '../http/respond.ts';
 import { defineRoute, type EnvelopeReply, type Reply } from '../http/route.ts';

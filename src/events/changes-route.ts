@@ -1,5 +1,5 @@
 import { ANSWERS, refusal } from '../http/messages.ts';
-import { answer, NULL, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
+import { answer, NULL, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi-operations.ts';
 import type { Header, Parameter, Schema } from '../http/openapi-types.ts';
 import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';

@@ -2,13 +2,13 @@ import type { IncomingMessage } from 'node:http';
 import { LogRate, REPEATED_FAILURE_LOG_MS, type Logger } from '../log.ts';
 import { ClientAbortedError } from './body.ts';
 import type { Cors } from './cors.ts';
-import { encodeReply } from './encoding.ts';
+import { encodeReply } from './content-coding.ts';
 import { ANSWERS, HttpError } from './messages.ts';
 import { evaluatePreconditions, hasPreconditions, type PreconditionOutcome } from './preconditions.ts';
 import { pathOf, unreadBodyForcesClose } from './request.ts';
 import { envelopeReply, writeEnvelope, writeJson, writeNotModified, writeStreamedJson } from './respond.ts';
 import type { Reply, RequestContext } from './route.ts';
-import type { ProgressFloor } from './stream-body.ts';
+import type { ProgressFloor } from './piecewise-body.ts';
 
 /** The route of a request no route matched: a metric label is never the raw path (unbounded, holds ids). */
 export const UNMATCHED_ROUTE = 'unmatched';

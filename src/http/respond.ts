@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Answer } from './messages.ts';
 import type { EnvelopeReply, StreamedBody } from './route.ts';
-import { sendStreamed, type StreamSettings } from './stream-body.ts';
+import { sendStreamed, type StreamSettings } from './piecewise-body.ts';
 
 /** docs/contract.md, "Envelope": these go on every answer, whatever its status. */
 const CONTENT_TYPE = 'application/json; charset=utf-8';

@@ -1,5 +1,5 @@
 import type { TokenFailure } from '../auth/jwt.ts';
-import type { RefusalReason } from '../http/connections.ts';
+import type { RefusalReason } from '../transport/connection-events.ts';
 import type { StoreObserver } from '../store/observer.ts';
 import type { DurableBookStore } from '../store/book-store.ts';
 import { CONSUMER_KINDS, type MemoryBudget } from '../memory/budget.ts';

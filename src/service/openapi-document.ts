@@ -4,9 +4,9 @@ import { BOOK_SCHEMAS } from '../books/book-routes.ts';
 import { CHANGE_SCHEMAS } from '../events/changes-route.ts';
 import { ConfigError } from '../faults.ts';
 import { ANSWERS } from '../http/messages.ts';
-import { answer, NULL, pathsOf } from '../http/openapi.ts';
+import { answer, NULL, pathsOf } from '../http/openapi-operations.ts';
 import type { Header, OpenApiDocument } from '../http/openapi-types.ts';
-import { OPENAPI_SCHEMAS } from './openapi-route.ts';
+import { OPENAPI_SCHEMAS } from '../openapi/openapi-route.ts';
 import { ROUTE_TABLE } from './route-table.ts';
 
 const ALLOW: Header = {

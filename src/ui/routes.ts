@@ -1,6 +1,6 @@
 import { ANSWERS } from '../http/messages.ts';
 import type { Header, Operation } from '../http/openapi-types.ts';
-import { NO_ROUTE } from '../http/openapi.ts';
+import { NO_ROUTE } from '../http/openapi-operations.ts';
 import { envelopeReply } from '../http/respond.ts';
 import type { Reply, Route } from '../http/route.ts';
 import type { UiAsset, UiAssets } from './assets.ts';

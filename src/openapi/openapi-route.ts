@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { JSON_TYPE, NO_ROUTE, ref, TRANSPORT } from '../http/openapi.ts';
+import { JSON_TYPE, NO_ROUTE, ref, TRANSPORT } from '../http/openapi-operations.ts';
 import type { Header, OpenApiDocument, Schema } from '../http/openapi-types.ts';
 import { defineRoute, type DocumentReply, type Reply } from '../http/route.ts';
 
