@@ -91,7 +91,7 @@ const VARY: Header = {
 /**
  * A read's preconditions, documented where the reply writer evaluates them (RFC 9110 §13.2.2): the
  * two headers, 304 with the fields §15.4.5 asks for (the ETag when the 200 has one, Vary), and
- * 412; and the coding its 200 may be sent in (http/encoding.ts).
+ * 412; and the coding its 200 may be sent in (http/content-coding.ts).
  */
 function conditionalRead(get: Operation): Operation {
   const { '200': ok, ...others } = get.responses;

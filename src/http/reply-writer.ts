@@ -30,7 +30,7 @@ function readPrecondition(req: IncomingMessage, reply: Reply): PreconditionOutco
 
 /**
  * The CORS headers and the answer's, the answer's winning; both may name what the answer varies
- * on (Origin; Accept-Encoding, encoding.ts), and a cache must know of every one.
+ * on (Origin; Accept-Encoding, content-coding.ts), and a cache must know of every one.
  */
 function withCors(corsHeaders: Readonly<Record<string, string>>, headers: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
   const merged: Record<string, string> = Object.assign({}, corsHeaders, headers);
@@ -88,7 +88,7 @@ export function createReplyWriter({ logger, cors, isDraining, answerFault, reque
     }
   };
 
-  /** Writes an answer in the coding the request takes (encoding.ts): a long one made for it alone may be compressed off the loop first. */
+  /** Writes an answer in the coding the request takes (content-coding.ts): a long one made for it alone may be compressed off the loop first. */
   const send: SendReply = (ctx, reply) => {
     const encoded = encodeReply(ctx.req, reply);
     if (encoded instanceof Promise) encoded.then((ready) => write(ctx, ready)).catch((err: unknown) => fail(ctx, err));

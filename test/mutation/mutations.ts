@@ -149,7 +149,7 @@ export const MUTATIONS: readonly Mutation[] = [
     to: '',
     tests: ['test/memory-budget.test.ts'],
   },
-  // Per-address limits (src/transport/connection-guard.ts, client-addresses.ts, connections.ts).
+  // Per-address limits (src/transport/connection-guard.ts, client-addresses.ts, connection-events.ts).
   {
     name: 'one connection more than MAX_CONNECTIONS_PER_ADDRESS is admitted',
     file: 'src/transport/client-addresses.ts',
