@@ -6,7 +6,7 @@ import { encodeReply } from './content-coding.ts';
 import { ANSWERS, HttpError } from './messages.ts';
 import { evaluatePreconditions, hasPreconditions, type PreconditionOutcome } from './preconditions.ts';
 import { pathOf, unreadBodyForcesClose } from './request.ts';
-import { envelopeReply, writeEnvelope, writeJson, writeNotModified, writeStreamedJson } from './respond.ts';
+import { envelopeReply, writeBody, writeEnvelope, writeNotModified, writeStreamedJson } from './respond.ts';
 import type { Reply, RequestContext } from './route.ts';
 import type { ProgressFloor } from './piecewise-body.ts';
 
@@ -108,9 +108,9 @@ export function createReplyWriter({ logger, cors, isDraining, answerFault, reque
     const status = outcome === 'not-modified' ? 304 : reply.status;
     if (status === 304) writeNotModified(res, reqId, headers);
     else if ('stream' in reply) reply.stream(headers);
-    else if (reply.message === undefined) writeJson(res, reqId, reply.status, reply.body, headers);
+    else if (reply.message === undefined) writeBody(res, reqId, reply.status, reply.body, headers);
     else if (reply.body === undefined) writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
-    else if (Buffer.isBuffer(reply.body)) writeJson(res, reqId, reply.status, reply.body, headers);
+    else if (Buffer.isBuffer(reply.body)) writeBody(res, reqId, reply.status, reply.body, headers);
     else {
       writeStreamedJson(res, reqId, status, reply.body, headers, streaming, (finished) => answered(ctx, status, !finished));
       return;
