@@ -3,10 +3,10 @@
  * installs no signal handler, never exits the process and logs only to the logger it is given.
  */
 export { createApp, type App, type AppOptions } from './service/app.ts';
-export { createServer, type CatalogueServer, type ServerOptions } from './service/server.ts';
-export { listen, SHUTDOWN_GRACE_MS, type DrainResult } from './http/server.ts';
-export { TRANSPORT_LIMITS, type TransportLimits } from './http/limits.ts';
-export { LOOPBACK_HOST_NAMES } from './http/host-names.ts';
+export { createServer, type CatalogueServer, type ServerOptions } from './service/create-server.ts';
+export { listen, SHUTDOWN_GRACE_MS, type DrainResult } from './transport/http-server.ts';
+export { TRANSPORT_LIMITS, type TransportLimits } from './transport/limits.ts';
+export { LOOPBACK_HOST_NAMES } from './transport/host-names.ts';
 export { MemoryBudget, DEFAULT_MEMORY_BUDGET_BYTES, defaultMemoryBudgetBytes, CONSUMER_KINDS, type Charge, type Consumer, type ConsumerKind } from './memory/budget.ts';
 export { openStore, type StoreOptions } from './store/open.ts';
 export type { BookStore, DurableBookStore, StoreStats, VersionCondition } from './store/book-store.ts';
@@ -24,7 +24,7 @@ export { OPENAPI_DOCUMENT } from './service/openapi-document.ts';
 export type { OpenApiDocument } from './http/openapi-types.ts';
 export { signToken, verifyToken, TokenError, TOKEN_LIFETIME_SECONDS, type Claims } from './auth/jwt.ts';
 export { createLogger, silentLogger, LOG_LEVELS, type Logger, type LogLevel, type LoggerOptions } from './log.ts';
-export { parseCommand, type Command, type Config, type ConfigSources } from './cli/command.ts';
+export { parseCommand, type Command, type Config, type ConfigSources } from './cli/config.ts';
 export type { Book, BookFields, BookPatch } from './model/book.ts';
 export { InvalidBookError } from './model/valid-book.ts';
 export { ANSWERS, MESSAGES, HttpError, type Answer, type Message } from './http/messages.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { malformedDotenvLines } from '../src/cli/dotenv-lines.ts';
-import { parseCommand, type Config, type ConfigSources } from '../src/cli/command.ts';
+import { parseCommand, type Config, type ConfigSources } from '../src/cli/config.ts';
 import { ConfigError } from '../src/faults.ts';
 import { killAll, runMain, startMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
-import { parseCommand, type Config, type ConfigSources } from '../src/cli/command.ts';
+import { parseCommand, type Config, type ConfigSources } from '../src/cli/config.ts';
 import { ConfigError } from '../src/faults.ts';
 
 function config(sources: Partial<ConfigSources>): Config {
@@ -51,7 +51,7 @@ describe('parseCommand (docs/contract.md, "Configuration")', () => {
       PG_POOL_SIZE: '4',
     };
     // Every variable the parser reads is set here, so a new one cannot be skipped.
-    const source = await readFile(new URL('../src/cli/command.ts', import.meta.url), 'utf8');
+    const source = await readFile(new URL('../src/cli/config.ts', import.meta.url), 'utf8');
     const read = new Set([...source.matchAll(/env\('([A-Z_]+)'\)/g)].map((m) => m[1] as string));
     assert.deepEqual([...read].sort(), Object.keys(env).sort());
     assert.deepEqual(config({ env }), {

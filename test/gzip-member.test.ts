@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { crc32, gunzipSync } from 'node:zlib';
-import { COMPRESSION_LEVEL, crc32Combine, deflateSegment, GZIP_HEADER, gzipTrailer } from '../src/http/gzip-member.ts';
+import { COMPRESSION_LEVEL, crc32Combine, deflateSegment, GZIP_HEADER, gzipTrailer } from '../src/compression/gzip-member.ts';
 
-describe('one gzip member from deflate segments made apart (http/gzip-member.ts)', () => {
+describe('one gzip member from deflate segments made apart (compression/gzip-member.ts)', () => {
   it('crc32Combine gives the CRC-32 of A followed by B from their CRCs and B\'s length, whatever the lengths', () => {
     for (const [a, b] of [[0, 0], [0, 5], [7, 0], [1, 1], [100, 65_536], [65_537, 3], [1_000_000, 999_983]] as const) {
       const first = randomBytes(a);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createApp, LOOPBACK_HOST_NAMES, openStore } from '../src/index.ts';
 import { ConfigError } from '../src/faults.ts';
-import { defaultAllowedHosts, parseAllowedHosts } from '../src/http/host-names.ts';
+import { defaultAllowedHosts, parseAllowedHosts } from '../src/transport/host-names.ts';
 import { startApp, TEST_PASSWORD, TEST_USER, type TestApp } from './helpers/app.ts';
 import { killAll, metricsPortOf, startMain, type RunningService } from './helpers/process.ts';
 import { rawRequest, type RawResponse } from './helpers/raw.ts';

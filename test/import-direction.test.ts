@@ -8,27 +8,31 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
 
 /**
  * The intended picture (docs/architecture.md, "Code map"), written once: what each part of src/ may import.
- * A part is a folder, or a file directly in src/ (named without `.ts`). Capabilities (auth, books,
- * events, ui, metrics) import the toolkit and the store's interface, never each other (but for the
- * one edge written below) nor the composition (service); only the command line (main, cli) and the library (index) sit above it.
+ * A part is a folder, or a file directly in src/ (named without `.ts`). The leaves import nothing of
+ * the service; the HTTP toolkit (http) sits on them and the transport on it. Capabilities (auth,
+ * books, events, health, openapi, ui, metrics) import the transport, the toolkit and the store's
+ * interface, never each other nor the composition (service); only the command line (main, cli) and
+ * the library (index) sit above it.
  */
-const LEAVES = ['log', 'faults', 'version', 'memory', 'loop', 'package-files'];
-const CAPABILITY_BASE = ['http', 'store', 'model', 'fs', ...LEAVES];
-const CAPABILITIES = ['auth', 'books', 'events', 'ui', 'metrics'];
+const LEAVES = ['log', 'faults', 'version', 'memory', 'loop', 'package-files', 'compression'];
+const CAPABILITY_BASE = ['transport', 'http', 'store', 'model', 'fs', ...LEAVES];
+const CAPABILITIES = ['auth', 'books', 'events', 'health', 'openapi', 'ui', 'metrics'];
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   log: [],
   faults: [],
   memory: [],
   loop: [],
   'package-files': [],
+  // The gzip format (RFC 1952 members from deflate segments): node:zlib only.
+  compression: [],
   version: ['package-files'],
   model: ['faults'],
   fs: LEAVES,
   http: LEAVES,
+  // The node:http(s) server and its connections; it answers what Node's parser refuses with the toolkit's envelope.
+  transport: ['http', ...LEAVES],
   store: ['model', 'fs', ...LEAVES],
   ...Object.fromEntries(CAPABILITIES.map((name) => [name, CAPABILITY_BASE])),
-  // The one edge between capabilities: metrics names auth's token-refusal reasons as its labels.
-  metrics: [...CAPABILITY_BASE, 'auth'],
   service: [...CAPABILITIES, ...CAPABILITY_BASE],
   cli: [...CAPABILITIES, ...CAPABILITY_BASE],
   index: ['service', 'cli', ...CAPABILITIES, ...CAPABILITY_BASE],

@@ -8,6 +8,7 @@ import { MemoryBudget, type Book } from '../src/index.ts';
 import { bookJson } from '../src/model/book.ts';
 import { BookIndex, pageOf } from '../src/store/book-index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { listJsonOf } from './helpers/store-books.ts';
 
 /** Enough books for several index pages and an answer far larger than loopback socket buffers. */
 const COUNT = 60_000;
@@ -163,7 +164,7 @@ describe('BookIndex snapshots share their pages', () => {
     const changed = [pageOf(5000), pageOf(9000)];
     assert.notEqual(changed[0], changed[1]);
     assert.deepEqual(c.pages.map((p, i) => p === a.pages[i]), a.pages.map((_, key) => !changed.includes(key)));
-    assert.equal(c.bytes, Buffer.byteLength(index.listJson()));
+    assert.equal(c.bytes, Buffer.byteLength(listJsonOf(index)));
     assert.equal(c.count, 9999);
   });
 });

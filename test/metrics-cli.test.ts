@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { parseCommand, type Config } from '../src/cli/command.ts';
+import { parseCommand, type Config } from '../src/cli/config.ts';
 import { RETAINED_CHANGES } from '../src/store/change-log.ts';
 import { openStore } from '../src/store/open.ts';
 import { killAll, metricsPortOf, outputMatching, startMain } from './helpers/process.ts';

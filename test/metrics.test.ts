@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import type { Server as NetServer, Socket as NetSocket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { signToken } from '../src/auth/jwt.ts';
-import { REFUSED_LOG_INTERVAL_MS, watchConnections } from '../src/http/connections.ts';
+import { REFUSED_LOG_INTERVAL_MS, watchConnections } from '../src/transport/connection-events.ts';
 import { createLogger, createMetrics, createMetricsServer, listen, MemoryBudget, type CatalogueMetrics } from '../src/index.ts';
 import { startApp, TEST_PASSWORD, TEST_SECRET, TEST_USER, type StartOptions, type TestApp } from './helpers/app.ts';
 import { promtoolCheck } from './helpers/promtool.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
 import { describe, it } from 'node:test';
-import { USAGE } from '../src/cli/command.ts';
+import { USAGE } from '../src/cli/config.ts';
 import { ANSWERS } from '../src/http/messages.ts';
 import { MemoryBudget } from '../src/memory/budget.ts';
 import { createMetrics } from '../src/metrics/catalogue-metrics.ts';
@@ -53,8 +53,8 @@ async function markdownFiles(): Promise<string[]> {
 }
 
 describe('README stays true', () => {
-  it('the configuration table has every environment variable and flag the CLI reads (src/cli/command.ts)', async () => {
-    const command = await read('src/cli/command.ts');
+  it('the configuration table has every environment variable and flag the CLI reads (src/cli/config.ts)', async () => {
+    const command = await read('src/cli/config.ts');
     const table = tableRows(section(readme, '## Configuration'));
     const vars = new Set([...command.matchAll(/env\('([A-Z_]+)'\)/g), ...USAGE.matchAll(/\benv ([A-Z_]+)\b|^ {2}([A-Z_]{2,})\s/gm)].map((m) => (m[1] ?? m[2]) as string));
     const flags = new Set([...USAGE.matchAll(/^ {2}(?:-\w, )?(--[a-z-]+)/gm)].map((m) => m[1] as string).filter((f) => f !== '--help' && f !== '--version'));

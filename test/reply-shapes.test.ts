@@ -12,7 +12,7 @@ import { encodedReply, envelopeReply } from '../src/http/respond.ts';
 import type { Reply, RequestContext } from '../src/http/route.ts';
 import { silentLogger } from '../src/log.ts';
 import { MemoryBudget } from '../src/memory/budget.ts';
-import { HEALTH_ROUTE } from '../src/service/health-route.ts';
+import { HEALTH_ROUTE } from '../src/health/health-routes.ts';
 import type { DurableBookStore } from '../src/store/book-store.ts';
 import { openStore } from '../src/store/open.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';

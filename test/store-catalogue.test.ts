@@ -6,7 +6,7 @@ import type { Book } from '../src/model/book.ts';
 import { readCatalogue, writeCatalogue } from '../src/store/catalogue-file.ts';
 import { openStore } from '../src/store/open.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
-import { booksIn } from './helpers/store-books.ts';
+import { booksIn, listJsonOf } from './helpers/store-books.ts';
 
 const temp = tempDirs('store-catalogue-');
 const tempDir = temp.make;
@@ -77,13 +77,13 @@ describe('catalogue files for backup and restore', () => {
     for (let i = 0; i < 150 || (store.stats.compactions <= 3 && i < 3000); i++) {
       if (i % 3 === 2) await store.remove(i - 1);
       else await store.create({ title: `T${i}`, author: 'A', year: i });
-      states.add(store.listJson());
+      states.add(listJsonOf(store));
       if (i % 5 === 0) reads.push(readCatalogue(dir));
     }
     assert.ok(store.stats.compactions > 3, `compactions finished: ${store.stats.compactions}`);
     const ids = (books: readonly Book[]): string => books.map((b) => b.id).join(',');
     for (const read of await Promise.all(reads)) {
-      assert.ok(states.has(JSON.stringify(read.books)), `read ids ${ids(read.books)}: no state the store acknowledged (the last: ${ids(JSON.parse(store.listJson()) as Book[])})`);
+      assert.ok(states.has(JSON.stringify(read.books)), `read ids ${ids(read.books)}: no state the store acknowledged (the last: ${ids(JSON.parse(listJsonOf(store)) as Book[])})`);
     }
     await store.close();
   });

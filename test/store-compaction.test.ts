@@ -8,7 +8,7 @@ import type { DurableBookStore } from '../src/store/book-store.ts';
 import { createLogger } from '../src/log.ts';
 import { holdSnapshot, ioError, recordingFs } from './helpers/recording-fs.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
-import { bookIn } from './helpers/store-books.ts';
+import { bookIn, listJsonOf } from './helpers/store-books.ts';
 import { until } from './helpers/wait.ts';
 
 const temp = tempDirs('store-compaction-');
@@ -28,7 +28,7 @@ async function reopenCopy(dir: string): Promise<string> {
   const copy = await tempDir();
   await cp(dir, copy, { recursive: true });
   const store = await openStore(copy);
-  const json = store.listJson();
+  const json = listJsonOf(store);
   await store.close();
   return json;
 }
@@ -93,7 +93,7 @@ describe('store compaction', () => {
     const compaction = store.compact();
     await hold.reached;
     await Promise.all([store.update(5, { title: 'Changed mid-compaction' }), store.remove(150), store.create({ title: 'New', author: 'C', year: 2001 })]);
-    assert.equal(await reopenCopy(dir), store.listJson(), 'a crash mid-compaction loses nothing');
+    assert.equal(await reopenCopy(dir), listJsonOf(store), 'a crash mid-compaction loses nothing');
     hold.release();
     const writes = Array.from({ length: 20 }, (_, i) => store.update(1 + i, { year: 1000 + i }));
     await Promise.all([compaction, ...writes]);
@@ -102,11 +102,11 @@ describe('store compaction', () => {
     const first = snapshotWrites[0] as number;
     const last = snapshotWrites.at(-1) as number;
     assert.ok(rec.events.slice(first, last).some((x) => x.startsWith('datasync journal')), 'journal commits ran between chunks');
-    assert.equal(await reopenCopy(dir), store.listJson(), 'and after it');
-    const expected = store.listJson();
+    assert.equal(await reopenCopy(dir), listJsonOf(store), 'and after it');
+    const expected = listJsonOf(store);
     await store.close();
     const reopened = await openStore(dir);
-    assert.equal(reopened.listJson(), expected);
+    assert.equal(listJsonOf(reopened), expected);
     assert.equal((await reopened.create({ title: 'Next', author: 'D', year: 2002 })).id, 202);
     await reopened.close();
   });

@@ -6,7 +6,7 @@ import { StoreUnavailableError } from '../src/faults.ts';
 import { openStore } from '../src/store/open.ts';
 import type { DurableBookStore } from '../src/store/book-store.ts';
 import { gate, ioError, recordingFs, type RecordingFs } from './helpers/recording-fs.ts';
-import { bookIn, booksIn } from './helpers/store-books.ts';
+import { bookIn, booksIn, listJsonOf } from './helpers/store-books.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const BOOK = { title: 'Emma', author: 'Jane Austen', year: 1815 };
@@ -43,7 +43,7 @@ describe('store: atomic failure', () => {
       results.map((r) => r.status === 'rejected' && r.reason instanceof StoreUnavailableError),
       [true, true, true, true],
     );
-    assert.equal(store.listJson(), '[{"id":1,"title":"Emma","author":"Jane Austen","year":1815}]');
+    assert.equal(listJsonOf(store), '[{"id":1,"title":"Emma","author":"Jane Austen","year":1815}]');
     assert.equal((await readFile(join(dir, JOURNAL), 'utf8')).split('\n').filter((l) => l.startsWith('{"seq":')).length, 1, 'only the first record remains');
     assert.equal((await store.create(BOOK)).id, 2);
   });

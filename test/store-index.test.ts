@@ -10,7 +10,7 @@ import { loadCatalogue } from '../src/store/recovery.ts';
 import { openStore } from '../src/store/open.ts';
 import { countTurns } from './helpers/event-loop.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
-import { booksIn } from './helpers/store-books.ts';
+import { booksIn, listJsonOf } from './helpers/store-books.ts';
 
 const temp = tempDirs('store-index-');
 
@@ -31,7 +31,7 @@ describe('book index (paged, packed)', () => {
     let nextId = 1;
     const sorted = (): string[] => [...reference.entries()].sort(([a], [b]) => a - b).map(([, v]) => v);
     for (let step = 0; step < 30_000; step++) {
-      if (step % 2500 === 0) assert.equal(index.listJson(), `[${sorted().join(',')}]`, `list at step ${step}`);
+      if (step % 2500 === 0) assert.equal(listJsonOf(index), `[${sorted().join(',')}]`, `list at step ${step}`);
       const r = (step * 7919) % 100;
       if (r < 40 || reference.size === 0) {
         const id = nextId++;
@@ -53,7 +53,7 @@ describe('book index (paged, packed)', () => {
     const expected = sorted();
     assert.deepEqual(index.all(), expected);
     assert.deepEqual([...index.values()], expected);
-    assert.equal(index.listJson(), `[${expected.join(',')}]`);
+    assert.equal(listJsonOf(index), `[${expected.join(',')}]`);
     assert.equal(index.size, reference.size);
     for (const [id, value] of reference) assert.equal(index.get(id), value);
     assert.equal(index.get(nextId), undefined);
@@ -67,10 +67,10 @@ describe('book index (paged, packed)', () => {
     const store = await openStore(dir);
     assert.deepEqual(booksIn(store), books);
     for (const book of books) assert.equal(store.getJson(book.id), bookJson(book));
-    assert.equal(store.listJson(), `[${books.map(bookJson).join(',')}]`);
+    assert.equal(listJsonOf(store), `[${books.map(bookJson).join(',')}]`);
     assert.equal(store.getJson(2), undefined);
     // Each page's UTF-8 length comes from the file's offsets, not from measuring its text.
-    assert.equal((await store.listSnapshot()).bytes, Buffer.byteLength(store.listJson()));
+    assert.equal((await store.listSnapshot()).bytes, Buffer.byteLength(listJsonOf(store)));
     assert.equal((await store.create({ title: 'N', author: 'A', year: 1 })).id, 20_002);
     await store.close();
   });
@@ -89,7 +89,7 @@ describe('book index (paged, packed)', () => {
     assert.equal(index.buildListTexts(0), 0);
     assert.equal(index.buildListTexts(0), 0);
     assert.deepEqual(index.all(), expected);
-    assert.equal(index.listJson(), `[${expected.join(',')}]`);
+    assert.equal(listJsonOf(index), `[${expected.join(',')}]`);
     assert.equal(index.get(2000), json(2000, 'second'));
     assert.equal(index.get(4001), undefined);
   });
@@ -133,7 +133,7 @@ describe('book index (paged, packed)', () => {
       const text = `[${a.pages.map((page) => page.text).join(',')}]`;
       const { id } = await created;
       // The create committed while the rebuild went on: the snapshot holds all of it or none of it.
-      assert.ok(text === store.listJson() || !text.includes(`"id":${id},`), 'one committed state');
+      assert.ok(text === listJsonOf(store) || !text.includes(`"id":${id},`), 'one committed state');
       assert.equal(a.bytes, Buffer.byteLength(text));
       assert.ok(text.includes('"title":"changed 3000"'));
     } finally {

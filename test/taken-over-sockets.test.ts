@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { listen, serveApp, type ServedApp } from '../src/http/server.ts';
+import { listen, serveApp, type ServedApp } from '../src/transport/http-server.ts';
 import { SHUTDOWN_GRACE_MS } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { killAll, startMain, type RunningService } from './helpers/process.ts';

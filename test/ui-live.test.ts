@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { signToken } from '../src/auth/jwt.ts';
-import { HEARTBEAT } from '../src/events/sse.ts';
+import { HEARTBEAT } from '../src/events/sse-frames.ts';
 import type { Book } from '../src/model/book.ts';
 import { startApp, TEST_PASSWORD, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts';
 import { launchBrowser, type Browser, type Page } from './helpers/browser.ts';

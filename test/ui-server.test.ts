@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { parseCommand, type Config } from '../src/cli/command.ts';
+import { parseCommand, type Config } from '../src/cli/config.ts';
 import { OPENAPI_DOCUMENT } from '../src/service/openapi-document.ts';
 import { listPackageFolder, readPackageFile } from '../src/package-files.ts';
 import { UI_FOLDER } from '../src/ui/assets.ts';

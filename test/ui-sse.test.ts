@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createSseParser, type SseEvent } from '../src/ui/page/sse.ts';
+import { createSseParser, type SseEvent } from '../src/ui/page/sse-parser.ts';
 
 /** Feeds the chunks to a fresh parser; the events it produced. */
 function parse(...chunks: string[]): SseEvent[] {

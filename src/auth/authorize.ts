@@ -43,13 +43,33 @@ export const BEARER_CHALLENGE = 'Bearer realm="book-catalogue"';
 const TOKEN_REQUIRED = encodedReply(ANSWERS.tokenRequired, 'null', { 'www-authenticate': BEARER_CHALLENGE });
 const INVALID_TOKEN = encodedReply(ANSWERS.invalidToken, 'null', { 'www-authenticate': `${BEARER_CHALLENGE}, error="invalid_token"` });
 
+/**
+ * Why a 401 was given, as observers (metrics) are told: no token at all, or the verifier's reason
+ * folded into a small fixed set, so that a label made of it stays bounded. The log keeps the
+ * verifier's own reason.
+ */
+export type TokenRejection = 'missing' | 'malformed' | 'bad_signature' | 'expired' | 'not_yet_valid';
+
+const REJECTION_OF: Readonly<Record<TokenFailure, TokenRejection>> = {
+  'too-large': 'malformed',
+  malformed: 'malformed',
+  'not-base64url': 'malformed',
+  'bad-header': 'malformed',
+  'alg-not-allowed': 'malformed',
+  'crit-present': 'malformed',
+  'bad-claims': 'malformed',
+  'bad-signature': 'bad_signature',
+  expired: 'expired',
+  'not-yet-valid': 'not_yet_valid',
+};
+
 export interface AuthorizerOptions {
   keys: SigningKeys;
   tickets: TicketKeys;
   nowSeconds: () => number;
   logger: Logger;
-  /** Told why each 401 was given (metrics): no token at all, or the verifier's reason. */
-  onRejected?: ((reason: TokenFailure | 'missing') => void) | undefined;
+  /** Told why each 401 was given (metrics). */
+  onRejected?: ((reason: TokenRejection) => void) | undefined;
 }
 
 /**
@@ -84,7 +104,7 @@ export function createAuthorizer({ keys, tickets, nowSeconds, logger, onRejected
     } catch (err) {
       if (err instanceof TokenError) {
         logger.debug('token rejected', { reqId, reason: err.reason, ...(token === '' && { credential: 'ticket' }) });
-        onRejected?.(err.reason);
+        onRejected?.(REJECTION_OF[err.reason]);
         return INVALID_TOKEN;
       }
       throw err;

@@ -1,5 +1,5 @@
 import { ANSWERS } from '../http/messages.ts';
-import { answer, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
+import { answer, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi-operations.ts';
 import type { Schema } from '../http/openapi-types.ts';
 import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';

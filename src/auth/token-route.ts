@@ -1,7 +1,7 @@
 import { readJsonObject } from '../http/body.ts';
 import { isJsonMediaType } from '../http/media-type.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
-import { answer, jsonBody, NO_ROUTE, NULL, ref, TOO_LARGE, TRANSPORT, WWW_AUTHENTICATE } from '../http/openapi.ts';
+import { answer, jsonBody, NO_ROUTE, NULL, ref, TOO_LARGE, TRANSPORT, WWW_AUTHENTICATE } from '../http/openapi-operations.ts';
 import type { Schema } from '../http/openapi-types.ts';
 import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';

@@ -1,6 +1,6 @@
 import { readJsonObject } from '../http/body.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
-import { answer, IF_MATCH, IF_NONE_MATCH_WRITE, jsonBody, NO_ROUTE, PRECONDITION_FAILED, PROTECTED, ref, TOO_LARGE, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
+import { answer, IF_MATCH, IF_NONE_MATCH_WRITE, jsonBody, NO_ROUTE, PRECONDITION_FAILED, PROTECTED, ref, TOO_LARGE, TRANSPORT, UNAUTHORIZED } from '../http/openapi-operations.ts';
 import type { Header, Link, Parameter, Schema } from '../http/openapi-types.ts';
 import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';

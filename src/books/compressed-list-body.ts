@@ -1,4 +1,4 @@
-import { COMPRESSION_LEVEL, crc32Combine, deflateSegment, GZIP_HEADER, GZIP_TRAILER_BYTES, gzipTrailer, type Segment } from '../http/gzip-member.ts';
+import { COMPRESSION_LEVEL, crc32Combine, deflateSegment, GZIP_HEADER, GZIP_TRAILER_BYTES, gzipTrailer, type Segment } from '../compression/gzip-member.ts';
 import type { Answer } from '../http/messages.ts';
 import type { StreamedBody, StreamedPiece, StreamSending } from '../http/route.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
@@ -37,12 +37,12 @@ function framingOf(head: string): Framing {
 /**
  * GET /books as a StreamedBody gzip-encoded (docs/contract.md, "Compression"): the same text as
  * `listBody`, in one gzip member whose deflate stream is the page texts' pieces compressed each
- * on its own (http/gzip-member.ts). A piece is compressed the first time a list sends it and
+ * on its own (compression/gzip-member.ts). A piece is compressed the first time a list sends it and
  * kept beside its page text while the page is current (PageText.deflated), so a list of a state
  * whose pages were all sent before costs no compression at all: writing the kept bytes, and one
  * CRC-32 combination per piece. Compressing as it goes, a list pays for it a piece at a time, in
  * the turns its reader's pace gives it (each piece counts its text's bytes against the sender's
- * turn budget, http/stream-body.ts), and a list whose reader stops compresses nothing more.
+ * turn budget, http/piecewise-body.ts), and a list whose reader stops compresses nothing more.
  *
  * Its length is known once every page of the state has been compressed: until then it is sent
  * chunked. Its pieces' `bytes` are those of the text they carry, so its progress (the floor, the

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { gzipTag } from '../http/encoding.ts';
+import { gzipTag } from '../http/content-coding.ts';
 import { evaluatePreconditions, hasPreconditions } from '../http/preconditions.ts';
 import type { VersionCondition } from '../store/book-store.ts';
 

@@ -12,7 +12,7 @@ export const SHED = 'the memory budget was spent and its list held the most for 
 
 /**
  * GET /books as a StreamedBody: the envelope, then `[`, every page's text with commas between,
- * `]}`. The same bytes as the envelope built around `listJson()`, never joined into one string.
+ * `]}`. The same bytes as one envelope around the whole list, never joined into one string.
  * Each answer sent walks the snapshot (chargedWalk): it holds only the pages it has still to send,
  * and is charged for those that writes have superseded meanwhile.
  */

@@ -2,7 +2,7 @@ import { hash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ClientAbortedError } from '../http/body.ts';
 import { ANSWERS } from '../http/messages.ts';
-import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
+import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi-operations.ts';
 import type { Parameter } from '../http/openapi-types.ts';
 import { MAX_PAGE_LIMIT, nextPageLink } from '../http/paging.ts';
 import { encodedReply, envelopeReply } from '../http/respond.ts';
@@ -131,7 +131,7 @@ export const LIST_BOOKS = defineRoute({
   },
 });
 
-/** The full list streamed as it is, or gzip-encoded for a request that takes it (http/encoding.ts). */
+/** The full list streamed as it is, or gzip-encoded for a request that takes it (http/content-coding.ts). */
 function streamedList(snapshot: ListSnapshot, budget: MemoryBudget): StreamedBody {
   const answer = ANSWERS.booksRetrieved;
   return Object.assign(listBody(answer, snapshot, budget), { gzip: () => compressedListBody(answer, snapshot, budget) });

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { readFileDump, writeFileDump } from '../store/catalogue-dump.ts';
-import type { MoveCommand } from './command.ts';
+import type { MoveCommand } from './config.ts';
 import { loadPostgresStore } from './store-package.ts';
 
 /**

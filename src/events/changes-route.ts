@@ -1,6 +1,6 @@
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { CURSOR_MAX, MAX_PAGE_LIMIT, nextPageLink } from '../http/paging.ts';
-import { answer, NULL, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
+import { answer, NULL, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../http/openapi-operations.ts';
 import type { Header, Parameter, Schema } from '../http/openapi-types.ts';
 import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';

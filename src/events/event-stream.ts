@@ -1,11 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { chargesItself } from '../http/answer-bytes.ts';
-import { sentBytes } from '../http/socket-bytes.ts';
+import { chargesItself } from '../transport/answer-bytes.ts';
+import { sentBytes } from '../transport/socket-bytes.ts';
 import type { Charge } from '../memory/budget.ts';
 import type { ChangeFeed } from '../store/change-log.ts';
 import type { ChangeEntry } from '../store/change.ts';
-import { changeFrames, expiredFrame, HEARTBEAT, resetFrame, type SharedFrames } from './sse.ts';
+import { changeFrames, expiredFrame, HEARTBEAT, resetFrame, type SharedFrames } from './sse-frames.ts';
 
 /** Changes per write while a stream catches up from the retained backlog. */
 const BACKLOG_CHUNK = 256;

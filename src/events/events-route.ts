@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { ANSWERS, refusal } from '../http/messages.ts';
-import { answer, NULL, PROTECTED, REQUEST_ID, TRANSPORT, UNAUTHORIZED } from '../http/openapi.ts';
+import { answer, NULL, PROTECTED, REQUEST_ID, TRANSPORT, UNAUTHORIZED } from '../http/openapi-operations.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
 import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { sinceParameter } from './changes-route.ts';

@@ -4,7 +4,7 @@ import type { MemoryBudget } from '../memory/budget.ts';
 import type { ChangeFeed } from '../store/change-log.ts';
 import type { ChangeEntry } from '../store/change.ts';
 import { EventStream, type StreamEnd } from './event-stream.ts';
-import { changeFrames, SharedFrames, writeEventStreamHead } from './sse.ts';
+import { changeFrames, SharedFrames, writeEventStreamHead } from './sse-frames.ts';
 
 /** Limits of GET /events (AppOptions.eventStreams; each optional there). */
 export interface EventStreamOptions {

@@ -24,7 +24,7 @@ export function hasPreconditions(headers: IncomingHttpHeaders): boolean {
  * 4. If-Modified-Since: ignored, as 2.
  *
  * `alsoTagged` is the tag of the target's other current representation, for a write: its gzip
- * form's (http/encoding.ts), which a client that read it gzip-encoded holds. A read compares the
+ * form's (http/content-coding.ts), which a client that read it gzip-encoded holds. A read compares the
  * one representation its answer carries.
  */
 export function evaluatePreconditions(method: string, headers: IncomingHttpHeaders, etag: string | undefined, alsoTagged?: string): PreconditionOutcome {

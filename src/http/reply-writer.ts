@@ -2,13 +2,13 @@ import type { IncomingMessage } from 'node:http';
 import { LogRate, REPEATED_FAILURE_LOG_MS, type Logger } from '../log.ts';
 import { ClientAbortedError } from './body.ts';
 import type { Cors } from './cors.ts';
-import { encodeReply } from './encoding.ts';
+import { encodeReply } from './content-coding.ts';
 import { ANSWERS, HttpError } from './messages.ts';
 import { evaluatePreconditions, hasPreconditions, type PreconditionOutcome } from './preconditions.ts';
 import { pathOf, unreadBodyForcesClose } from './request.ts';
-import { envelopeReply, writeEnvelope, writeJson, writeNotModified, writeStreamedJson } from './respond.ts';
+import { envelopeReply, writeBody, writeEnvelope, writeNotModified, writeStreamedJson } from './respond.ts';
 import type { Reply, RequestContext } from './route.ts';
-import type { ProgressFloor } from './stream-body.ts';
+import type { ProgressFloor } from './piecewise-body.ts';
 
 /** The route of a request no route matched: a metric label is never the raw path (unbounded, holds ids). */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -30,7 +30,7 @@ function readPrecondition(req: IncomingMessage, reply: Reply): PreconditionOutco
 
 /**
  * The CORS headers and the answer's, the answer's winning; both may name what the answer varies
- * on (Origin; Accept-Encoding, encoding.ts), and a cache must know of every one.
+ * on (Origin; Accept-Encoding, content-coding.ts), and a cache must know of every one.
  */
 function withCors(corsHeaders: Readonly<Record<string, string>>, headers: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
   const merged: Record<string, string> = Object.assign({}, corsHeaders, headers);
@@ -88,7 +88,7 @@ export function createReplyWriter({ logger, cors, isDraining, answerFault, reque
     }
   };
 
-  /** Writes an answer in the coding the request takes (encoding.ts): a long one made for it alone may be compressed off the loop first. */
+  /** Writes an answer in the coding the request takes (content-coding.ts): a long one made for it alone may be compressed off the loop first. */
   const send: SendReply = (ctx, reply) => {
     const encoded = encodeReply(ctx.req, reply);
     if (encoded instanceof Promise) encoded.then((ready) => write(ctx, ready)).catch((err: unknown) => fail(ctx, err));
@@ -108,9 +108,9 @@ export function createReplyWriter({ logger, cors, isDraining, answerFault, reque
     const status = outcome === 'not-modified' ? 304 : reply.status;
     if (status === 304) writeNotModified(res, reqId, headers);
     else if ('stream' in reply) reply.stream(headers);
-    else if (reply.message === undefined) writeJson(res, reqId, reply.status, reply.body, headers);
+    else if (reply.message === undefined) writeBody(res, reqId, reply.status, reply.body, headers);
     else if (reply.body === undefined) writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
-    else if (Buffer.isBuffer(reply.body)) writeJson(res, reqId, reply.status, reply.body, headers);
+    else if (Buffer.isBuffer(reply.body)) writeBody(res, reqId, reply.status, reply.body, headers);
     else {
       writeStreamedJson(res, reqId, status, reply.body, headers, streaming, (finished) => answered(ctx, status, !finished));
       return;

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Answer } from './messages.ts';
 import type { EnvelopeReply, StreamedBody } from './route.ts';
-import { sendStreamed, type StreamSettings } from './stream-body.ts';
+import { sendStreamed, type StreamSettings } from './piecewise-body.ts';
 
 /** docs/contract.md, "Envelope": these go on every answer, whatever its status. */
 const CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -46,29 +46,30 @@ export function writeEnvelope(
   dataJson: string,
   extraHeaders?: Readonly<Record<string, string>>,
 ): void {
-  writeJson(res, requestId, status, envelopeText(status, message, dataJson), extraHeaders);
+  writeBody(res, requestId, status, envelopeText(status, message, dataJson), extraHeaders);
 }
 
 /**
- * A body with the headers every answer carries. It is JSON unless the answer names its own
- * `content-type` (the built-in page and its assets, the metrics exposition), and `no-store` unless
- * it names its own `cache-control` (GET /openapi.json, the page and its assets, which may be
- * cached). Most bodies are envelopes, some encoded ahead of time (see `Reply.body`); the
- * answers that are not (DocumentReply, route.ts) pass their document as it is.
+ * A whole body in one `end`, with the headers every answer carries: JSON unless the answer names
+ * its own `content-type` (the built-in page, `GET /` and its assets: HTML, CSS, JavaScript, SVG;
+ * the metrics exposition); `cache-control` is `no-store` unless the answer names its own (GET /openapi.json and the page,
+ * which may be cached and revalidated). Only GET /openapi.json sends JSON without the envelope:
+ * tools that read OpenAPI documents expect the document itself at its URL. Answers made ahead of
+ * time pass their envelope already encoded (see `Reply.body`).
  */
-export function writeJson(
+export function writeBody(
   res: ServerResponse,
   requestId: string,
   status: number,
   body: string | Buffer,
   extraHeaders?: Readonly<Record<string, string>>,
 ): void {
-  writeJsonHead(res, requestId, status, Buffer.byteLength(body), extraHeaders);
+  writeAnswerHead(res, requestId, status, Buffer.byteLength(body), extraHeaders);
   res.end(body);
 }
 
 /**
- * A JSON body written piece by piece (see `sendStreamed`), with the same headers as `writeJson`'s;
+ * A JSON body written piece by piece (see `sendStreamed`), with the same headers as `writeBody`'s;
  * chunked when its length is not known before it is sent.
  */
 export function writeStreamedJson(
@@ -80,11 +81,11 @@ export function writeStreamedJson(
   settings: StreamSettings,
   ended: (finished: boolean) => void,
 ): void {
-  writeJsonHead(res, requestId, status, body.length, extraHeaders);
+  writeAnswerHead(res, requestId, status, body.length, extraHeaders);
   sendStreamed(res, body, settings, ended);
 }
 
-function writeJsonHead(res: ServerResponse, requestId: string, status: number, length: number | undefined, extraHeaders: Readonly<Record<string, string>> | undefined): void {
+function writeAnswerHead(res: ServerResponse, requestId: string, status: number, length: number | undefined, extraHeaders: Readonly<Record<string, string>> | undefined): void {
   // A flat [name, value, …] list: Node serializes it as is, with no object to build or walk.
   const headers: (string | number)[] = [
     'content-type',

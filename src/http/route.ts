@@ -46,7 +46,7 @@ export interface StreamedBody {
   /** Bytes of the body before any content coding: what its pieces' `bytes` add up to. */
   readonly size: number;
   chunks(sending: StreamSending): Iterator<StreamedPiece>;
-  /** The same body gzip-encoded, for a request that takes it (http/encoding.ts); absent: always sent as it is. */
+  /** The same body gzip-encoded, for a request that takes it (http/content-coding.ts); absent: always sent as it is. */
   gzip?(): StreamedBody;
 }
 

@@ -1,5 +1,4 @@
-import type { TokenFailure } from '../auth/jwt.ts';
-import type { RefusalReason } from '../http/connections.ts';
+import type { RefusalReason } from '../transport/connection-events.ts';
 import type { StoreObserver } from '../store/observer.ts';
 import type { DurableBookStore } from '../store/book-store.ts';
 import { CONSUMER_KINDS, type MemoryBudget } from '../memory/budget.ts';
@@ -8,21 +7,13 @@ import { registerProcessMetrics } from './process-metrics.ts';
 import { Registry, type CounterChild, type GaugeChild } from './registry.ts';
 import { RequestMetrics } from './request-metrics.ts';
 
-/** Why a protected request's token was refused: a small fixed set, so the label stays bounded. */
-export type TokenRejection = 'missing' | 'malformed' | 'bad_signature' | 'expired' | 'not_yet_valid';
-
-const REJECTION_OF: Readonly<Record<TokenFailure, TokenRejection>> = {
-  'too-large': 'malformed',
-  malformed: 'malformed',
-  'not-base64url': 'malformed',
-  'bad-header': 'malformed',
-  'alg-not-allowed': 'malformed',
-  'crit-present': 'malformed',
-  'bad-claims': 'malformed',
-  'bad-signature': 'bad_signature',
-  expired: 'expired',
-  'not-yet-valid': 'not_yet_valid',
-};
+/**
+ * Why a protected request's token was refused: a small fixed set, so the label stays bounded. The
+ * authorizer reports its own union of these (auth/authorize.ts); the composition root hands it
+ * `tokenRejected`, so a reason this set lacks fails to compile there.
+ */
+const TOKEN_REJECTIONS = ['missing', 'malformed', 'bad_signature', 'expired', 'not_yet_valid'] as const;
+export type TokenRejection = (typeof TOKEN_REJECTIONS)[number];
 
 /** Seconds: from a cached read to a stalled disk. */
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -34,7 +25,8 @@ const COMPACTION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 export interface AuthObserver {
   loginFailed(): void;
   loginThrottled(): void;
-  tokenRejected(reason: TokenFailure | 'missing'): void;
+  /** A property, not a method, so that its parameter is checked strictly where it is handed on. */
+  tokenRejected: (reason: TokenRejection) => void;
 }
 
 /** Connection events of the public listener. */
@@ -104,11 +96,11 @@ function createAuthObserver(registry: Registry): AuthObserver {
   const throttled = registry.counter('book_catalogue_logins_throttled_total', 'Logins refused with 429 because the address failed too often.').labels();
   const rejected = registry.counter('book_catalogue_tokens_rejected_total', 'Requests to protected routes refused with 401, by reason.', ['reason']);
   const byReason = new Map<TokenRejection, CounterChild>();
-  for (const reason of ['missing', 'malformed', 'bad_signature', 'expired', 'not_yet_valid'] as const) byReason.set(reason, rejected.labels(reason));
+  for (const reason of TOKEN_REJECTIONS) byReason.set(reason, rejected.labels(reason));
   return {
     loginFailed: () => failed.inc(),
     loginThrottled: () => throttled.inc(),
-    tokenRejected: (reason) => (byReason.get(reason === 'missing' ? 'missing' : REJECTION_OF[reason]) as CounterChild).inc(),
+    tokenRejected: (reason) => (byReason.get(reason) as CounterChild).inc(),
   };
 }
 

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createHostCheck, type HostCheck } from '../http/host-names.ts';
-import { progressFloor, TRANSPORT_LIMITS, type TransportLimits } from '../http/limits.ts';
+import { createHostCheck, type HostCheck } from '../transport/host-names.ts';
+import { progressFloor, TRANSPORT_LIMITS, type TransportLimits } from '../transport/limits.ts';
 import { ANSWERS } from '../http/messages.ts';
 import { createReplyWriter, UNMATCHED_ROUTE } from '../http/reply-writer.ts';
 import { malformedRequest, pathOf, requestIdFrom } from '../http/request.ts';
 import { encodedReply } from '../http/respond.ts';
 import type { RequestContext } from '../http/route.ts';
-import { serveApp, type AppServer, type ServedApp } from '../http/server.ts';
+import { serveApp, type AppServer, type ServedApp } from '../transport/http-server.ts';
 import { silentLogger, withFields, type Logger } from '../log.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
 import { EXPOSITION_CONTENT_TYPE } from './exposition.ts';

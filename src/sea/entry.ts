@@ -48,7 +48,7 @@ registerHooks({
   },
   load(url, context, next) {
     if (url === START) return { format: 'module', source: `export default import(${JSON.stringify(MAIN)});`, shortCircuit: true };
-    // The asset key is the path from the package root (`dist/http/server.js`), as the build names it.
+    // The asset key is the path from the package root (`dist/transport/http-server.js`), as the build names it.
     if (url.startsWith(ROOT)) return { format: 'module', source: getAsset(url.slice(ROOT.length), 'utf8'), shortCircuit: true };
     return next(url, context);
   },

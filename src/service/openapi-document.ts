@@ -5,9 +5,9 @@ import { CHANGE_SCHEMAS } from '../events/changes-route.ts';
 import { ConfigError } from '../faults.ts';
 import { ALLOW_HEADERS, EXPOSE_HEADERS, PREFLIGHT_MAX_AGE } from '../http/cors.ts';
 import { ANSWERS } from '../http/messages.ts';
-import { answer, NULL, pathsOf } from '../http/openapi.ts';
+import { answer, NULL, pathsOf } from '../http/openapi-operations.ts';
 import type { Header, OpenApiDocument } from '../http/openapi-types.ts';
-import { OPENAPI_SCHEMAS } from './openapi-route.ts';
+import { OPENAPI_SCHEMAS } from '../openapi/openapi-route.ts';
 import { ROUTE_TABLE } from './route-table.ts';
 
 const ALLOW: Header = {

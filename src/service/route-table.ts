@@ -5,8 +5,8 @@ import type { ListRouteDeps } from '../books/list-route.ts';
 import { CHANGES_ROUTE } from '../events/changes-route.ts';
 import { EVENTS_ROUTE, type EventsRouteDeps } from '../events/events-route.ts';
 import type { Route } from '../http/route.ts';
-import { HEALTH_ROUTE, READINESS_ROUTE, type HealthRouteDeps } from './health-route.ts';
-import { OPENAPI_ROUTE, type OpenApiRouteDeps } from './openapi-route.ts';
+import { HEALTH_ROUTE, READINESS_ROUTE, type HealthRouteDeps } from '../health/health-routes.ts';
+import { OPENAPI_ROUTE, type OpenApiRouteDeps } from '../openapi/openapi-route.ts';
 
 /** Everything the routes need, built once per app by createApp. */
 export interface ServiceDeps extends TokenRouteDeps, BookRouteDeps, ListRouteDeps, HealthRouteDeps, OpenApiRouteDeps, EventsRouteDeps, TicketRouteDeps {}

@@ -274,11 +274,6 @@ export class BookIndex {
     return Array.from(this.#pages.values(), pageBooks).flat();
   }
 
-  /** `[book,book,…]` in ascending id order: unchanged pages are reused as they are. */
-  listJson(): string {
-    return `[${Array.from(this.#pages.values(), (page) => pageText(page, this.#readers).text).join(',')}]`;
-  }
-
   /**
    * The current state as page texts: O(pages), plus rebuilding the text of pages changed since
    * the last snapshot. Later changes never alter what it holds.

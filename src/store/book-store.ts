@@ -22,8 +22,6 @@ export interface BookStore {
   readonly writable: boolean;
   /** The book as response JSON (`id, title, author, year`), cached. */
   getJson(id: number): string | undefined;
-  /** Every book in ascending id order, as a JSON array. */
-  listJson(): string;
   /**
    * A committed state as page texts, for streaming or scanning it; cached until the next change.
    * Pages changed since the last one are rebuilt a slice per event-loop turn first, so the state is

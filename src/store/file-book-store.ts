@@ -141,10 +141,6 @@ export class FileBookStore implements DurableBookStore {
     return this.#index.get(id);
   }
 
-  listJson(): string {
-    return this.#index.listJson();
-  }
-
   listSnapshot(): Promise<ListSnapshot> {
     return this.#lists.take();
   }

@@ -1,6 +1,6 @@
 import type { PageText } from './book-index.ts';
 
-/** One slice of a page text as raw deflate, compressed on its own (the shape of http/gzip-member.ts's `Segment`). */
+/** One slice of a page text as raw deflate, compressed on its own (the shape of compression/gzip-member.ts's `Segment`). */
 export interface DeflatedSlice {
   readonly deflated: Buffer;
   /** CRC-32 of the slice's UTF-8 bytes. */

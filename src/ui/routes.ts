@@ -1,6 +1,6 @@
 import { ANSWERS } from '../http/messages.ts';
 import type { Header, Operation } from '../http/openapi-types.ts';
-import { NO_ROUTE } from '../http/openapi.ts';
+import { NO_ROUTE } from '../http/openapi-operations.ts';
 import { envelopeReply } from '../http/respond.ts';
 import type { Reply, Route } from '../http/route.ts';
 import type { UiAsset, UiAssets } from './assets.ts';
@@ -30,7 +30,7 @@ const NOT_FOUND = envelopeReply(ANSWERS.notFound, 'null');
 
 /**
  * A file with its ETag, as the reply served every time: a current copy (If-None-Match) gets 304
- * from the reply writer (RFC 9110 §13.1.2), and its gzip form is made once (http/encoding.ts).
+ * from the reply writer (RFC 9110 §13.1.2), and its gzip form is made once (http/content-coding.ts).
  */
 function served(file: UiAsset, cacheControl: string, extra: Readonly<Record<string, string>> = {}): Reply {
   return { status: 200, body: file.body, headers: { ...extra, 'content-type': file.contentType, 'cache-control': cacheControl, etag: file.etag } };

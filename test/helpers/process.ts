@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { SHUTDOWN_GRACE_MS } from '../../src/http/server.ts';
+import { SHUTDOWN_GRACE_MS } from '../../src/transport/http-server.ts';
 import { WAIT_MS, within } from './wait.ts';
 
 /** The built CLI (`npm test` builds it in pretest). */

@@ -45,7 +45,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'the drain leaves taken-over sockets open',
-    file: 'src/http/server.ts',
+    file: 'src/transport/http-server.ts',
     from: '  guard.closeTakenOver();\n',
     to: '',
     tests: ['test/taken-over-sockets.test.ts'],
@@ -53,7 +53,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'the event stream head lacks X-Accel-Buffering: no',
-    file: 'src/events/sse.ts',
+    file: 'src/events/sse-frames.ts',
     from: "    'x-accel-buffering',\n    'no',\n",
     to: '',
     tests: ['test/events.test.ts'],
@@ -157,10 +157,10 @@ export const MUTATIONS: readonly Mutation[] = [
     to: '',
     tests: ['test/memory-budget.test.ts'],
   },
-  // Per-address limits (src/http/connection-guard.ts, client-addresses.ts, connections.ts).
+  // Per-address limits (src/transport/connection-guard.ts, client-addresses.ts, connection-events.ts).
   {
     name: 'one connection more than MAX_CONNECTIONS_PER_ADDRESS is admitted',
-    file: 'src/http/client-addresses.ts',
+    file: 'src/transport/client-addresses.ts',
     from: 'load.connections >= max',
     to: 'load.connections > max',
     tests: ['test/per-address-limits.test.ts'],
@@ -168,7 +168,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: "a closed connection still counts against its address",
-    file: 'src/http/client-addresses.ts',
+    file: 'src/transport/client-addresses.ts',
     from: 'if (--load.connections === 0)',
     to: 'if (load.connections - 1 === 0)',
     tests: ['test/per-address-limits.test.ts'],
@@ -176,7 +176,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'one request more than MAX_IN_FLIGHT_PER_ADDRESS may wait',
-    file: 'src/http/connection-guard.ts',
+    file: 'src/transport/connection-guard.ts',
     from: 'load.inFlight >= maxInFlightPerAddress',
     to: 'load.inFlight > maxInFlightPerAddress',
     tests: ['test/per-address-limits.test.ts'],
@@ -184,7 +184,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'an answered request still counts against its address',
-    file: 'src/http/connection-guard.ts',
+    file: 'src/transport/connection-guard.ts',
     from: '  if (watched.load !== undefined && !watched.closed) watched.load.inFlight--;\n',
     to: '',
     tests: ['test/per-address-limits.test.ts'],
@@ -192,7 +192,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'a request without a token may be pipelined',
-    file: 'src/http/connection-guard.ts',
+    file: 'src/transport/connection-guard.ts',
     from: 'if (this.#hasValidToken?.(req) === false)',
     to: 'if (false)',
     tests: ['test/per-address-limits.test.ts'],
@@ -200,16 +200,16 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'a flood of refusals logs a line at the interval minus nothing',
-    file: 'src/http/connections.ts',
+    file: 'src/transport/connection-events.ts',
     from: 'if (at - lastLine < REFUSED_LOG_INTERVAL_MS) return;',
     to: 'if (at - lastLine <= REFUSED_LOG_INTERVAL_MS) return;',
     tests: ['test/metrics.test.ts'],
     only: 'a flood of refusals',
   },
-  // The host check (src/http/host-names.ts).
+  // The host check (src/transport/host-names.ts).
   {
     name: 'a .domain entry accepts no subdomain',
-    file: 'src/http/host-names.ts',
+    file: 'src/transport/host-names.ts',
     from: '    for (const domain of domains) if (name.endsWith(domain)) return true;\n',
     to: '',
     tests: ['test/host-names.test.ts'],
@@ -217,7 +217,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: "a Host's port may hold anything",
-    file: 'src/http/host-names.ts',
+    file: 'src/transport/host-names.ts',
     from: '    if (c < 48 || c > 57) return false;\n',
     to: '',
     tests: ['test/host-names.test.ts'],
@@ -225,7 +225,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'an absolute-form target is checked by its Host header',
-    file: 'src/http/host-names.ts',
+    file: 'src/transport/host-names.ts',
     from: '      return url.slice(scheme + 3, end);',
     to: '      return req.headers.host;',
     tests: ['test/host-names.test.ts'],
@@ -233,7 +233,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'a service on loopback accepts any host by default',
-    file: 'src/http/host-names.ts',
+    file: 'src/transport/host-names.ts',
     from: '  if (listenAddress === undefined || !isLoopbackAddress(listenAddress)) return undefined;',
     to: '  return undefined;',
     tests: ['test/host-names.test.ts'],
@@ -385,10 +385,10 @@ export const MUTATIONS: readonly Mutation[] = [
     to: '  for (const key of [keys.signing]) {',
     tests: ['test/event-tickets.test.ts'],
   },
-  // The progress floor of streamed answers (src/http/stream-body.ts).
+  // The progress floor of streamed answers (src/http/piecewise-body.ts).
   {
     name: 'a streamed answer below the progress floor is never cut',
-    file: 'src/http/stream-body.ts',
+    file: 'src/http/piecewise-body.ts',
     from: '    else cut(`its streamed answer',
     to: '    else void (`its streamed answer',
     tests: ['test/stream-progress.test.ts'],
@@ -396,7 +396,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'a streamed answer gets no grace before the floor applies',
-    file: 'src/http/stream-body.ts',
+    file: 'src/http/piecewise-body.ts',
     from: 'const wait = started + floor.graceMs + (sent * 1000)',
     to: 'const wait = started + (sent * 1000)',
     tests: ['test/stream-progress.test.ts'],

@@ -72,10 +72,6 @@ export class PostgresBookStore implements DurableBookStore {
     return this.#p.mirror.index.get(id);
   }
 
-  listJson(): string {
-    return this.#p.mirror.index.listJson();
-  }
-
   listSnapshot(): Promise<ListSnapshot> {
     return this.#p.mirror.lists.take();
   }

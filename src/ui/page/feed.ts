@@ -1,4 +1,4 @@
-import { createSseParser } from './sse.ts';
+import { createSseParser } from './sse-parser.ts';
 
 /** What changed, from GET /events: `created`, `updated`, `deleted`, or `reset` (reload everything). */
 export type ChangeListener = (type: string) => void;

@@ -7,11 +7,11 @@ import { silentLogger, type Logger } from '../log.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
 import { chargedResponses } from './charged-response.ts';
 import { ConnectionGuard } from './connection-guard.ts';
-import { watchConnections, type ConnectionEvents } from './connections.ts';
-import { deferContinue } from './continue.ts';
+import { watchConnections, type ConnectionEvents } from './connection-events.ts';
+import { deferContinue } from '../http/continue.ts';
 import { TRANSPORT_LIMITS, type TransportLimits } from './limits.ts';
-import { ANSWERS } from './messages.ts';
-import { rawEnvelope } from './respond.ts';
+import { ANSWERS } from '../http/messages.ts';
+import { rawEnvelope } from '../http/respond.ts';
 
 /** What a server serves: a `(req, res)` handler that can be told to drain, and closed. */
 export interface ServedApp {

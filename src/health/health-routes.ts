@@ -1,6 +1,6 @@
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { encodedReply } from '../http/respond.ts';
-import { answer, NO_ROUTE, TRANSPORT } from '../http/openapi.ts';
+import { answer, NO_ROUTE, TRANSPORT } from '../http/openapi-operations.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
 import type { BookStore } from '../store/book-store.ts';
 

@@ -1,4 +1,4 @@
-import type { ProgressFloor } from './stream-body.ts';
+import type { ProgressFloor } from '../http/piecewise-body.ts';
 
 /**
  * docs/contract.md, "Transport": transport limits, enforced about every second. The connection cap

@@ -5,8 +5,8 @@ import { EVENT_STREAM_DEFAULTS } from '../events/stream-registry.ts';
 import { wellFormedDotenv } from './dotenv-lines.ts';
 import { ConfigError } from '../faults.ts';
 import { parseCorsOrigins } from '../http/cors.ts';
-import { parseAllowedHosts } from '../http/host-names.ts';
-import { TRANSPORT_LIMITS } from '../http/limits.ts';
+import { parseAllowedHosts } from '../transport/host-names.ts';
+import { TRANSPORT_LIMITS } from '../transport/limits.ts';
 import { LOG_LEVELS, type LogLevel } from '../log.ts';
 import { DEFAULT_MEMORY_BUDGET_BYTES } from '../memory/budget.ts';
 

@@ -1,4 +1,4 @@
-import { serveApp, type AppServer, type TransportOptions } from '../http/server.ts';
+import { serveApp, type AppServer, type TransportOptions } from '../transport/http-server.ts';
 import { createApp, type App, type AppOptions } from './app.ts';
 
 /** What createServer needs: everything createApp takes (the transport limits among them), plus TLS. */

@@ -89,7 +89,7 @@ const VARY: Header = {
 };
 
 /**
- * The coding a 200 may be sent in (http/encoding.ts encodes every 200 of 1 KiB or more, whatever
+ * The coding a 200 may be sent in (http/content-coding.ts encodes every 200 of 1 KiB or more, whatever
  * the method: a PUT's answer carrying a long book too). A streamed answer is never encoded.
  */
 function encodable(operation: Operation): Operation {
@@ -100,7 +100,8 @@ function encodable(operation: Operation): Operation {
 
 /**
  * A read's preconditions, documented where the reply writer evaluates them (RFC 9110 §13.2.2): the
- * two headers, 304 with the fields §15.4.5 asks for (the ETag when the 200 has one, Vary), and 412.
+ * two headers, 304 with the fields §15.4.5 asks for (the ETag when the 200 has one, Vary), and
+ * 412; and the coding its 200 may be sent in (http/content-coding.ts).
  */
 function conditionalRead(get: Operation): Operation {
   const { '200': ok, ...others } = get.responses;

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { JSON_TYPE, NO_ROUTE, ref, TRANSPORT } from '../http/openapi.ts';
+import { JSON_TYPE, NO_ROUTE, ref, TRANSPORT } from '../http/openapi-operations.ts';
 import type { Header, OpenApiDocument, Schema } from '../http/openapi-types.ts';
 import { defineRoute, type DocumentReply, type Reply } from '../http/route.ts';
 
@@ -55,7 +55,7 @@ export const OPENAPI_ROUTE = defineRoute({
     let served: DocumentReply | undefined;
     return (): Reply => {
       if (served === undefined) {
-        // Encoded once: the same reply each time, whose gzip form the reply writer then makes once too (http/encoding.ts).
+        // Encoded once: the same reply each time, whose gzip form the reply writer then makes once too (http/content-coding.ts).
         const body = Buffer.from(JSON.stringify(openApiDocument), 'utf8');
         // If-None-Match is answered by the reply writer against this ETag (docs/contract.md, "Conditional requests").
         served = { status: 200, body, headers: { etag: `"${hash('sha256', body, 'base64url')}"`, 'cache-control': 'no-cache' } };

@@ -4,7 +4,7 @@ import type { Logger } from '../log.ts';
 import type { Charge, MemoryBudget } from '../memory/budget.ts';
 import { heldAnswerBytes, unsentAnswerBytes } from './answer-bytes.ts';
 import { ClientAddresses, type AddressLoad } from './client-addresses.ts';
-import { throttledWarning, type RefusalReason } from './connections.ts';
+import { throttledWarning, type RefusalReason } from './connection-events.ts';
 import { queuedBytes, resetConnection, sentBytes } from './socket-bytes.ts';
 
 /** What one connection is watched for; the limits come from TRANSPORT_LIMITS. */

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { promisify } from 'node:util';
 import { gzip, gzipSync, type ZlibOptions } from 'node:zlib';
 import { acceptsGzip } from './accept-encoding.ts';
-import { COMPRESSION_LEVEL, DOCUMENT_COMPRESSION_LEVEL } from './gzip-member.ts';
+import { COMPRESSION_LEVEL, DOCUMENT_COMPRESSION_LEVEL } from '../compression/gzip-member.ts';
 import { envelopeText } from './respond.ts';
 import type { DocumentReply, EnvelopeReply, Reply, StreamedBody } from './route.ts';
 
