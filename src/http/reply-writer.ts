@@ -67,7 +67,13 @@ export interface ReplyWriterOptions {
 /** Unexpected failures logged in full per REPEATED_FAILURE_LOG_MS before the rest of them are only counted. */
 export const UNEXPECTED_BURST = 10;
 
-export function createReplyWriter({ logger, cors, isDraining, answerFault, requests, floor }: ReplyWriterOptions): { send: SendReply; fail: SendFailure } {
+/** How a request's reply, or the failure that stopped it, is written. */
+export interface ReplyWriter {
+  readonly send: SendReply;
+  readonly fail: SendFailure;
+}
+
+export function createReplyWriter({ logger, cors, isDraining, answerFault, requests, floor }: ReplyWriterOptions): ReplyWriter {
   const logRequests = logger.isEnabled('info');
   const streaming = { floor, logger };
   // Each of a few failures keeps its detail under its request id; a flood (a full disk fails every

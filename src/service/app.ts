@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createAuthorizer, tokenExpiry } from '../auth/authorize.ts';
+import { createAuthorizer, tokenExpiry, type Authorizer } from '../auth/authorize.ts';
 import { ticketKeys } from '../auth/event-ticket.ts';
 import { signingKeys } from '../auth/keys.ts';
 import { DEFAULT_LOGIN_MAX_FAILURES } from '../auth/throttle.ts';
 import { ERROR_CODES, isFault } from '../faults.ts';
 import { createCors, type Cors } from '../http/cors.ts';
-import { createHostCheck } from '../transport/host-names.ts';
+import { createHostCheck, type HostCheck } from '../transport/host-names.ts';
 import { progressFloor, TRANSPORT_LIMITS, type TransportLimits } from '../transport/limits.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
-import { createReplyWriter, UNMATCHED_ROUTE } from '../http/reply-writer.ts';
+import { createReplyWriter, UNMATCHED_ROUTE, type ReplyWriter } from '../http/reply-writer.ts';
 import { malformedRequest, pathOf, requestIdFrom } from '../http/request.ts';
 import { encodedReply, envelopeReply } from '../http/respond.ts';
 import type { Handler, Reply, RequestContext } from '../http/route.ts';
@@ -146,46 +146,68 @@ export function createApp(options: AppOptions): App {
   const hostAllowed = createHostCheck(options.allowedHosts);
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
-  const nowSeconds = (): number => Math.floor(now() / 1000);
-  const keys = signingKeys(options.secret, options.previousSecret);
-  const tickets = ticketKeys(keys);
-  const { store } = options;
   const memoryBudget = options.memoryBudget ?? new MemoryBudget(defaultMemoryBudgetBytes());
   options.metrics?.watchMemoryBudget(memoryBudget);
-  const eventStreams = new StreamRegistry(store.feed, { ...EVENT_STREAM_DEFAULTS, ...options.eventStreams }, logger, now, memoryBudget);
+  const eventStreams = new StreamRegistry(options.store.feed, { ...EVENT_STREAM_DEFAULTS, ...options.eventStreams }, logger, now, memoryBudget);
   options.metrics?.watchEventStreams(() => eventStreams.size);
-  const deps: ServiceDeps = {
-    eventStreams,
+  const drain = { on: false };
+  const isDraining = (): boolean => drain.on;
+  const keys = signingKeys(options.secret, options.previousSecret);
+  const tickets = ticketKeys(keys);
+  const deps = serviceDeps(options, { logger, now, keys, tickets, eventStreams, memoryBudget, isDraining });
+  const cors = createCors(options.corsOrigins ?? []);
+  const router = boundRouter(options, deps, cors);
+  const nowSeconds = (): number => Math.floor(now() / 1000);
+  const authorize = createAuthorizer({ keys, tickets, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });
+  const floor = progressFloor({ ...TRANSPORT_LIMITS, ...options.limits });
+  const writer = createReplyWriter({ logger, cors, isDraining, answerFault, requests: options.metrics?.requests, floor });
+  const handle = requestHandler({ hostAllowed, router, cors, authorize, writer });
+  return asApp(handle, { drain, eventStreams, memoryBudget, authorize, router, store: options.store });
+}
+
+/** What the routes' handlers are built with, beside what createApp made for itself. */
+function serviceDeps(
+  options: AppOptions,
+  made: Pick<ServiceDeps, 'logger' | 'now' | 'keys' | 'tickets' | 'eventStreams' | 'memoryBudget' | 'isDraining'>,
+): ServiceDeps {
+  return {
+    ...made,
     tokenExpiry,
-    store,
+    store: options.store,
     username: options.username,
     password: options.password,
-    keys,
-    tickets,
     loginMaxFailures: options.loginMaxFailures ?? DEFAULT_LOGIN_MAX_FAILURES,
-    now,
-    logger,
     onLoginFailed: options.metrics?.auth.loginFailed,
     onThrottled: options.metrics?.auth.loginThrottled,
-    isDraining: () => app.draining,
     openApiDocument: documentMountedAt(options.mountPath),
     linkBase: options.mountPath?.replace(/\/+$/, '') ?? '',
-    memoryBudget,
   };
+}
+
+/** The route table with each handler built for this app; OPTIONS is answered on every path only with CORS on. */
+function boundRouter(options: AppOptions, deps: ServiceDeps, cors: Cors | undefined): Router<BoundRoute> {
   // The page's routes come after the API's: they add nothing to the cost of matching the others.
   const table = options.ui === true ? [...ROUTE_TABLE, ...uiRoutes(loadUiAssets())] : ROUTE_TABLE;
-  const cors = createCors(options.corsOrigins ?? []);
-  const router = new Router<BoundRoute>(
+  return new Router<BoundRoute>(
     table.map((r) => ({ method: r.method, pattern: r.pattern, auth: r.auth, ticket: r.ticket === true, handle: r.handler(deps) })),
     cors === undefined ? [] : ['OPTIONS'],
   );
+}
+
+interface RequestHandlerParts {
+  readonly hostAllowed: HostCheck | undefined;
+  readonly router: Router<BoundRoute>;
+  readonly cors: Cors | undefined;
+  readonly authorize: Authorizer;
+  readonly writer: ReplyWriter;
+}
+
+/** One request, checked in the contract's order, answered through the reply writer. */
+function requestHandler({ hostAllowed, router, cors, authorize, writer }: RequestHandlerParts): (req: IncomingMessage, res: ServerResponse) => void {
+  const { send, fail } = writer;
   // RFC 9110 §9.3.7: `OPTIONS *` asks about the server as a whole (docs/contract.md, "Paths and ids").
   const serverOptions = envelopeReply(ANSWERS.ok, 'null', { allow: router.allowAnywhere('OPTIONS') });
-  const authorize = createAuthorizer({ keys, tickets, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });
-  const floor = progressFloor({ ...TRANSPORT_LIMITS, ...options.limits });
-  const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining, answerFault, requests: options.metrics?.requests, floor });
-
-  const app = ((req: IncomingMessage, res: ServerResponse): void => {
+  return (req, res) => {
     const match = router.match(req.method as string, pathOf(req.url as string));
     const ctx: RequestContext = {
       req,
@@ -214,13 +236,27 @@ export function createApp(options: AppOptions): App {
     } catch (err) {
       fail(ctx, err);
     }
-  }) as App;
-  let draining = false;
+  };
+}
+
+interface AppState {
+  /** Whether the app drains (App.draining); shared with the handlers that ask. */
+  readonly drain: { on: boolean };
+  readonly eventStreams: StreamRegistry;
+  readonly memoryBudget: MemoryBudget;
+  readonly authorize: Authorizer;
+  readonly router: Router<BoundRoute>;
+  readonly store: BookStore;
+}
+
+/** The handler with what an App also offers: draining, its streams and budget, its routes, close. */
+function asApp(handle: (req: IncomingMessage, res: ServerResponse) => void, { drain, eventStreams, memoryBudget, authorize, router, store }: AppState): App {
+  const app = handle as App;
   Object.defineProperties(app, {
     draining: {
-      get: () => draining,
+      get: () => drain.on,
       set: (value: boolean) => {
-        draining = value;
+        drain.on = value;
         if (value) eventStreams.closeAll();
       },
     },
