@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { answerHead } from '../http/respond.ts';
 import { changeJson, type ChangeEntry } from '../store/change.ts';
 
 /**
@@ -57,20 +58,8 @@ export const HEARTBEAT = ': heartbeat\n\n';
  * reconnection time (WHATWG HTML, "Server-sent events"), which also flushes the head.
  */
 export function writeEventStreamHead(res: ServerResponse, requestId: string, extraHeaders: Readonly<Record<string, string>> | undefined, retryMs: number): void {
-  const headers: string[] = [
-    'content-type',
-    'text/event-stream; charset=utf-8',
-    'cache-control',
-    'no-store, no-transform',
-    'x-content-type-options',
-    'nosniff',
-    'referrer-policy',
-    'no-referrer',
-    'x-accel-buffering',
-    'no',
-    'x-request-id',
-    requestId,
-  ];
+  const headers = answerHead('text/event-stream; charset=utf-8', undefined, requestId, 'no-store, no-transform');
+  headers.push('referrer-policy', 'no-referrer', 'x-accel-buffering', 'no');
   if (extraHeaders !== undefined) {
     for (const name in extraHeaders) if (name !== 'connection') headers.push(name, extraHeaders[name] as string);
   }

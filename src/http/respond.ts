@@ -85,22 +85,33 @@ export function writeStreamedJson(
   sendStreamed(res, body, settings, ended);
 }
 
-function writeAnswerHead(res: ServerResponse, requestId: string, status: number, length: number | undefined, extraHeaders: Readonly<Record<string, string>> | undefined): void {
-  // A flat [name, value, …] list: Node serializes it as is, with no object to build or walk.
-  const headers: (string | number)[] = [
+/**
+ * An answer's head as a flat [name, value, …] list (Node serializes it as it is, with no object to
+ * build or walk): its content type and length when it has them, then the fields every answer
+ * carries (docs/contract.md, "Headers"): `cache-control` (`no-store` unless the answer names its
+ * own), `nosniff`, and the request id. Built as one literal: the usual answer pays no resizing.
+ */
+export function answerHead(contentType: string | undefined, length: number | undefined, requestId: string, cacheControl = 'no-store'): (string | number)[] {
+  const fields: (string | number)[] = [
     'content-type',
-    extraHeaders?.['content-type'] ?? CONTENT_TYPE,
+    contentType ?? '',
     'content-length',
     length ?? 0,
     'cache-control',
-    extraHeaders?.['cache-control'] ?? 'no-store',
+    cacheControl,
     'x-content-type-options',
     'nosniff',
     'x-request-id',
     requestId,
   ];
-  // Without it, Node sends the body chunked (HTTP/1.1) or ends it by closing the connection (1.0).
-  if (length === undefined) headers.splice(2, 2);
+  // Without a length, Node sends the body chunked (HTTP/1.1) or ends it by closing the connection (1.0).
+  if (length === undefined) fields.splice(2, 2);
+  if (contentType === undefined) fields.splice(0, 2);
+  return fields;
+}
+
+function writeAnswerHead(res: ServerResponse, requestId: string, status: number, length: number | undefined, extraHeaders: Readonly<Record<string, string>> | undefined): void {
+  const headers = answerHead(extraHeaders?.['content-type'] ?? CONTENT_TYPE, length, requestId, extraHeaders?.['cache-control']);
   if (extraHeaders !== undefined) {
     for (const name in extraHeaders) if (name !== 'cache-control' && name !== 'content-type') headers.push(name, extraHeaders[name] as string);
   }
@@ -116,7 +127,7 @@ const NOT_MODIFIED_KEEPS = ['etag', 'vary', 'access-control-allow-origin', 'acce
 
 /** 304 Not Modified: no body, the client's copy is current (docs/contract.md, "Conditional requests"). */
 export function writeNotModified(res: ServerResponse, requestId: string, extraHeaders: Readonly<Record<string, string>> | undefined): void {
-  const headers: string[] = ['cache-control', extraHeaders?.['cache-control'] ?? 'no-store', 'x-content-type-options', 'nosniff', 'x-request-id', requestId];
+  const headers = answerHead(undefined, undefined, requestId, extraHeaders?.['cache-control']);
   for (const name of NOT_MODIFIED_KEEPS) {
     const value = extraHeaders?.[name];
     if (value !== undefined) headers.push(name, value);
@@ -132,9 +143,9 @@ export function writeNotModified(res: ServerResponse, requestId: string, extraHe
  */
 export function rawEnvelope({ status, message }: Answer, reason: string, requestId: string): string {
   const body = envelopeText(status, message, 'null');
-  return (
-    `HTTP/1.1 ${status} ${reason}\r\n` +
-    `content-type: ${CONTENT_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-    `cache-control: no-store\r\nx-content-type-options: nosniff\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`
-  );
+  const fields = answerHead(CONTENT_TYPE, Buffer.byteLength(body), requestId);
+  fields.push('connection', 'close');
+  let head = `HTTP/1.1 ${status} ${reason}\r\n`;
+  for (let i = 0; i < fields.length; i += 2) head += `${fields[i]}: ${fields[i + 1]}\r\n`;
+  return `${head}\r\n${body}`;
 }
