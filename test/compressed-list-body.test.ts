@@ -4,7 +4,7 @@ import { crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 import { compressedListBody } from '../src/books/compressed-list-body.ts';
 import { listBody } from '../src/books/list-body.ts';
 import { ANSWERS } from '../src/http/messages.ts';
-import type { StreamedBody } from '../src/http/route.ts';
+import type { PiecewiseBody } from '../src/http/route.ts';
 import { MemoryBudget } from '../src/memory/budget.ts';
 import { bookJson } from '../src/model/book.ts';
 import { BookIndex, PAGE, type ListSnapshot } from '../src/store/book-index.ts';
@@ -22,7 +22,7 @@ function index(pages: number): BookIndex {
 }
 
 /** Every piece of one answer, as a sender that writes each at once would take them. */
-function send(body: StreamedBody): { bytes: Buffer; counted: number } {
+function send(body: PiecewiseBody): { bytes: Buffer; counted: number } {
   const pieces = body.chunks({ sent: () => 0, cut: () => assert.fail('no cut expected') });
   const out: Buffer[] = [];
   let counted = 0;
@@ -33,7 +33,7 @@ function send(body: StreamedBody): { bytes: Buffer; counted: number } {
   return { bytes: Buffer.concat(out), counted };
 }
 
-function compressed(snapshot: ListSnapshot, budget = new MemoryBudget(2 ** 30)): StreamedBody {
+function compressed(snapshot: ListSnapshot, budget = new MemoryBudget(2 ** 30)): PiecewiseBody {
   return compressedListBody(ANSWERS.booksRetrieved, snapshot, budget);
 }
 

@@ -1,6 +1,6 @@
 import { COMPRESSION_LEVEL, crc32Combine, deflateSegment, GZIP_HEADER, GZIP_TRAILER_BYTES, gzipTrailer, type Segment } from '../compression/gzip-member.ts';
 import type { Answer } from '../http/messages.ts';
-import type { StreamedBody, StreamedPiece, StreamSending } from '../http/route.ts';
+import type { PiecewiseBody, BodyPiece, StreamSending } from '../http/route.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
 import type { ListSnapshot, PageText } from '../store/book-index.ts';
 import type { DeflatedText } from '../store/list-readers.ts';
@@ -35,7 +35,7 @@ function framingOf(head: string): Framing {
 }
 
 /**
- * GET /books as a StreamedBody gzip-encoded (docs/contract.md, "Compression"): the same text as
+ * GET /books as a PiecewiseBody gzip-encoded (docs/contract.md, "Compression"): the same text as
  * `listBody`, in one gzip member whose deflate stream is the page texts' pieces compressed each
  * on its own (compression/gzip-member.ts). A piece is compressed the first time a list sends it and
  * kept beside its page text while the page is current (PageText.deflated), so a list of a state
@@ -49,7 +49,7 @@ function framingOf(head: string): Framing {
  * memory budget's rate) counts as an uncompressed list's does. It walks the snapshot as
  * `listBody` does: charged for the superseded pages it has still to send, their gzip forms too.
  */
-export function compressedListBody(answer: Answer, snapshot: ListSnapshot, budget: MemoryBudget): StreamedBody {
+export function compressedListBody(answer: Answer, snapshot: ListSnapshot, budget: MemoryBudget): PiecewiseBody {
   const head = listHead(answer);
   const framing = framingOf(head);
   return {
@@ -68,7 +68,7 @@ function knownLength(framing: Framing, pages: readonly PageText[]): number | und
   return length;
 }
 
-function* pieces(framing: Framing, snapshot: ListSnapshot, budget: MemoryBudget, sending: StreamSending): Generator<StreamedPiece> {
+function* pieces(framing: Framing, snapshot: ListSnapshot, budget: MemoryBudget, sending: StreamSending): Generator<BodyPiece> {
   const { head, comma, closing } = framing;
   let crc = head.crc;
   let size = head.size;

@@ -1,6 +1,6 @@
 import type { Answer } from '../http/messages.ts';
 import { envelopeHead } from '../http/respond.ts';
-import type { StreamedBody, StreamedPiece, StreamSending } from '../http/route.ts';
+import type { PiecewiseBody, BodyPiece, StreamSending } from '../http/route.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
 import type { ListSnapshot, PageText } from '../store/book-index.ts';
 import { chargedWalk } from './charged-walk.ts';
@@ -11,12 +11,12 @@ const PIECE = 1 << 16;
 export const SHED = 'the memory budget was spent and its list held the most for the slowest reading (list_snapshots)';
 
 /**
- * GET /books as a StreamedBody: the envelope, then `[`, every page's text with commas between,
+ * GET /books as a PiecewiseBody: the envelope, then `[`, every page's text with commas between,
  * `]}`. The same bytes as one envelope around the whole list, never joined into one string.
  * Each answer sent walks the snapshot (chargedWalk): it holds only the pages it has still to send,
  * and is charged for those that writes have superseded meanwhile.
  */
-export function listBody(answer: Answer, snapshot: ListSnapshot, budget: MemoryBudget): StreamedBody {
+export function listBody(answer: Answer, snapshot: ListSnapshot, budget: MemoryBudget): PiecewiseBody {
   const head = listHead(answer);
   const headBytes = Buffer.byteLength(head);
   const size = headBytes - 1 + snapshot.bytes + 1;
@@ -42,7 +42,7 @@ export function pieceEnd(text: string, from: number): number {
   return to < text.length && isHighSurrogate(text.charCodeAt(to - 1)) ? to + 1 : to;
 }
 
-function* pieces(head: string, headBytes: number, snapshot: ListSnapshot, budget: MemoryBudget, sending: StreamSending): Generator<StreamedPiece> {
+function* pieces(head: string, headBytes: number, snapshot: ListSnapshot, budget: MemoryBudget, sending: StreamSending): Generator<BodyPiece> {
   // Each piece carries what surrounds it (the head, a comma, the closing `]}`) instead of being a
   // tiny write of its own: a list of one page is one piece.
   const { pages } = snapshot;

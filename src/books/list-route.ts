@@ -6,7 +6,7 @@ import { answer, NO_ROUTE, PROTECTED, ref, TRANSPORT, UNAUTHORIZED } from '../ht
 import type { Parameter } from '../http/openapi-types.ts';
 import { MAX_PAGE_LIMIT, nextPageLink } from '../http/paging.ts';
 import { encodedReply, envelopeReply } from '../http/respond.ts';
-import { defineRoute, type EnvelopeReply, type Reply, type StreamedBody } from '../http/route.ts';
+import { defineRoute, type EnvelopeReply, type Reply, type PiecewiseBody } from '../http/route.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
 import { BOOK_KEYS } from '../model/book.ts';
 import { idAt, type ListSnapshot } from '../store/book-index.ts';
@@ -132,7 +132,7 @@ export const LIST_BOOKS = defineRoute({
 });
 
 /** The full list streamed as it is, or gzip-encoded for a request that takes it (http/content-coding.ts). */
-function streamedList(snapshot: ListSnapshot, budget: MemoryBudget): StreamedBody {
+function streamedList(snapshot: ListSnapshot, budget: MemoryBudget): PiecewiseBody {
   const answer = ANSWERS.booksRetrieved;
   return Object.assign(listBody(answer, snapshot, budget), { gzip: () => compressedListBody(answer, snapshot, budget) });
 }

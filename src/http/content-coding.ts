@@ -4,7 +4,7 @@ import { gzip, gzipSync, type ZlibOptions } from 'node:zlib';
 import { acceptsGzip } from './accept-encoding.ts';
 import { COMPRESSION_LEVEL, DOCUMENT_COMPRESSION_LEVEL } from '../compression/gzip-member.ts';
 import { envelopeText } from './respond.ts';
-import type { DocumentReply, EnvelopeReply, Reply, StreamedBody } from './route.ts';
+import type { DocumentReply, EnvelopeReply, Reply, PiecewiseBody } from './route.ts';
 
 /**
  * Answers shorter than this (UTF-16 units of an envelope's `data`, bytes or units of a document)
@@ -94,7 +94,7 @@ function madeAheadBuffer(req: IncomingMessage, reply: BodyReply, body: Buffer, o
  * A streamed list: its gzip form is known in length, and kept, once every page it shows has been
  * compressed (books/compressed-list-body.ts); until then each request gets one of its own, sent chunked.
  */
-function madeAheadStream(req: IncomingMessage, reply: EnvelopeReply, body: StreamedBody): Reply {
+function madeAheadStream(req: IncomingMessage, reply: EnvelopeReply, body: PiecewiseBody): Reply {
   if (body.gzip === undefined) return reply;
   const variants = variantsOf(reply);
   if (!takesGzip(req)) return variants.identity;
@@ -126,7 +126,7 @@ function gzipHeaders(headers: Headers | undefined): Headers {
 }
 
 /** The reply with other headers and body, built property by property as envelopeReply does (respond.ts). */
-function withHeaders(reply: BodyReply, headers: Headers, body: Buffer | string | StreamedBody | undefined): Reply {
+function withHeaders(reply: BodyReply, headers: Headers, body: Buffer | string | PiecewiseBody | undefined): Reply {
   if (reply.message === undefined) return { status: 200, body: body as Buffer | string, headers };
   const { status, message, data } = reply;
   return (body === undefined ? { status, message, data, headers } : { status, message, data, body, headers }) as EnvelopeReply;

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
 import { YieldBudget } from '../loop/yield-budget.ts';
-import type { StreamedBody, StreamedPiece } from './route.ts';
+import type { PiecewiseBody, BodyPiece } from './route.ts';
 
 /**
  * Bytes of a body (before any content coding) written in one event-loop turn at most. A reader on
@@ -23,7 +23,7 @@ export interface ProgressFloor {
 }
 
 /** What every streamed answer of an app is sent with. */
-export interface StreamSettings {
+export interface PiecewiseSettings {
   readonly floor: ProgressFloor;
   /** Where a cut (the floor, the memory budget) is reported, at `warn`. */
   readonly logger: Logger;
@@ -45,11 +45,11 @@ export interface StreamSettings {
  * makes it fire rarely). `ended` is told when the answer closes: whether it finished (its last
  * byte handed to the socket) or was cut. HEAD sends the headers alone.
  */
-export function sendStreamed(res: ServerResponse, body: StreamedBody, { floor, logger }: StreamSettings, ended: (finished: boolean) => void): void {
+export function sendPiecewise(res: ServerResponse, body: PiecewiseBody, { floor, logger }: PiecewiseSettings, ended: (finished: boolean) => void): void {
   const started = performance.now();
   let sent = 0;
-  let chunks: Iterator<StreamedPiece> | undefined;
-  let ahead: IteratorResult<StreamedPiece> = { done: true, value: undefined };
+  let chunks: Iterator<BodyPiece> | undefined;
+  let ahead: IteratorResult<BodyPiece> = { done: true, value: undefined };
   const turn = YieldBudget.counted(TURN_BYTES);
   let timer: NodeJS.Timeout | undefined;
   const write = (): void => {

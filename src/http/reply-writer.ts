@@ -6,7 +6,7 @@ import { encodeReply } from './content-coding.ts';
 import { ANSWERS, HttpError } from './messages.ts';
 import { evaluatePreconditions, hasPreconditions, type PreconditionOutcome } from './preconditions.ts';
 import { pathOf, unreadBodyForcesClose } from './request.ts';
-import { envelopeReply, writeBody, writeEnvelope, writeNotModified, writeStreamedJson } from './respond.ts';
+import { envelopeReply, writeBody, writeEnvelope, writeNotModified, writePiecewiseJson } from './respond.ts';
 import type { Reply, RequestContext } from './route.ts';
 import type { ProgressFloor } from './piecewise-body.ts';
 
@@ -118,7 +118,7 @@ export function createReplyWriter({ logger, cors, isDraining, answerFault, reque
     else if (reply.body === undefined) writeEnvelope(res, reqId, reply.status, reply.message, reply.data, headers);
     else if (Buffer.isBuffer(reply.body)) writeBody(res, reqId, reply.status, reply.body, headers);
     else {
-      writeStreamedJson(res, reqId, status, reply.body, headers, streaming, (finished) => answered(ctx, status, !finished));
+      writePiecewiseJson(res, reqId, status, reply.body, headers, streaming, (finished) => answered(ctx, status, !finished));
       return;
     }
     answered(ctx, status, false);

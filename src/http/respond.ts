@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Answer } from './messages.ts';
-import type { EnvelopeReply, StreamedBody } from './route.ts';
-import { sendStreamed, type StreamSettings } from './piecewise-body.ts';
+import type { EnvelopeReply, PiecewiseBody } from './route.ts';
+import { sendPiecewise, type PiecewiseSettings } from './piecewise-body.ts';
 
 /** docs/contract.md, "Envelope": these go on every answer, whatever its status. */
 const CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -69,20 +69,20 @@ export function writeBody(
 }
 
 /**
- * A JSON body written piece by piece (see `sendStreamed`), with the same headers as `writeBody`'s;
+ * A JSON body written piece by piece (see `sendPiecewise`), with the same headers as `writeBody`'s;
  * chunked when its length is not known before it is sent.
  */
-export function writeStreamedJson(
+export function writePiecewiseJson(
   res: ServerResponse,
   requestId: string,
   status: number,
-  body: StreamedBody,
+  body: PiecewiseBody,
   extraHeaders: Readonly<Record<string, string>> | undefined,
-  settings: StreamSettings,
+  settings: PiecewiseSettings,
   ended: (finished: boolean) => void,
 ): void {
   writeAnswerHead(res, requestId, status, body.length, extraHeaders);
-  sendStreamed(res, body, settings, ended);
+  sendPiecewise(res, body, settings, ended);
 }
 
 /**

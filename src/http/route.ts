@@ -29,25 +29,25 @@ export type EnvelopeReply = Answer & {
   readonly headers?: Readonly<Record<string, string>>;
   /**
    * The envelope already made: encoded once for answers made ahead of time (the 401s), or a
-   * StreamedBody written piece by piece (GET /books). Absent: built from `status`, `message`, `data`.
+   * PiecewiseBody written piece by piece (GET /books). Absent: built from `status`, `message`, `data`.
    */
-  readonly body?: Buffer | StreamedBody;
+  readonly body?: Buffer | PiecewiseBody;
 };
 
 /**
  * A body too large to hold as one string: its exact length in bytes on the wire (for
- * Content-Length), and its text in pieces, written with backpressure (see `sendStreamed`).
+ * Content-Length), and its text in pieces, written with backpressure (see `sendPiecewise`).
  * `chunks` is called once per answer sent; the iterator is returned (`return()`) when the answer
  * ends, finished or cut.
  */
-export interface StreamedBody {
+export interface PiecewiseBody {
   /** undefined: not known before it is sent (a compressed list some of whose pages are not compressed yet), so it goes chunked. */
   readonly length: number | undefined;
   /** Bytes of the body before any content coding: what its pieces' `bytes` add up to. */
   readonly size: number;
-  chunks(sending: StreamSending): Iterator<StreamedPiece>;
+  chunks(sending: StreamSending): Iterator<BodyPiece>;
   /** The same body gzip-encoded, for a request that takes it (http/content-coding.ts); absent: always sent as it is. */
-  gzip?(): StreamedBody;
+  gzip?(): PiecewiseBody;
 }
 
 /**
@@ -57,7 +57,7 @@ export interface StreamedBody {
  * rate) is counted in those, without measuring each piece again, and alike for either coding.
  * Within a page they may be shared out in proportion to its characters.
  */
-export interface StreamedPiece {
+export interface BodyPiece {
   readonly text: string | Buffer;
   readonly bytes: number;
 }
