@@ -25,11 +25,12 @@ export async function runImport(file: string, dataDir: string): Promise<{ ms: nu
 /**
  * The built service on `dataDir`, logging warnings only; `env` adds settings (MEMORY_BUDGET_MB,
  * METRICS_PORT). With `traceGc`, node runs it with `--trace-gc` (not allowed in NODE_OPTIONS) and
- * its stdout, where V8 reports each collection, is piped: the caller must read it.
+ * its stdout, where V8 reports each collection, is piped: the caller must read it. `dist` names
+ * another build to start (a baseline).
  */
-export function startService(port: number, dataDir: string, env: Record<string, string> = {}, traceGc = false): ChildProcess {
+export function startService(port: number, dataDir: string, env: Record<string, string> = {}, traceGc = false, dist = join(ROOT, 'dist')): ChildProcess {
   const node = traceGc ? ['--trace-gc'] : [];
-  return spawn(process.execPath, [...node, join(ROOT, 'dist/main.js'), '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn'], {
+  return spawn(process.execPath, [...node, join(dist, 'main.js'), '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn'], {
     stdio: ['ignore', traceGc ? 'pipe' : 'ignore', 'inherit'],
     // Every bench client is 127.0.0.1: the per-address limits would count them all as one client.
     env: { ...process.env, ...ONE_CLIENT_ADDRESS, SECRET_TOKEN: SECRET, AUTH_USERNAME: USERNAME, AUTH_PASSWORD: PASSWORD, ...env },

@@ -170,6 +170,7 @@ describe('bench: flags', () => {
     'bench/slow-lists.ts': 'readers',
     'bench/compression.ts': 'rounds',
     'bench/in-process.ts': 'pairs',
+    'bench/searches.ts': 'clients',
   };
   const run = (script: string, ...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' });
 

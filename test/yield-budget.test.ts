@@ -74,4 +74,36 @@ describe('YieldBudget', () => {
     await Promise.resolve();
     assert.equal(turn.spent, true);
   });
+
+  it('timed jobs take one slice per event-loop turn between them, however many run at once', async () => {
+    const log: string[] = [];
+    let jobsDone = false;
+    const turnMark = (): void => {
+      log.push('|');
+      if (!jobsDone) setImmediate(turnMark);
+    };
+    setImmediate(turnMark);
+    const job = async (name: string): Promise<void> => {
+      // Every slice is used up at once: each job asks for a turn after each of its slices.
+      const slice = YieldBudget.timed(5, () => Infinity);
+      for (let i = 0; i < 3; i++) {
+        log.push(name);
+        await slice.nextTurn();
+      }
+    };
+    await Promise.all([job('a'), job('b'), job('c')]);
+    jobsDone = true;
+    const turns = log.join('').split('|').slice(1);
+    assert.ok(turns.every((slices) => slices.length <= 1), `more than one slice in a turn: ${log.join('')}`);
+    assert.equal(turns.join('').length, 6, 'every job had its later slices');
+  });
+
+  it('a timed job started while others wait for their turn begins with its share spent', async () => {
+    const waiting = YieldBudget.timed(5, () => Infinity);
+    const turn = waiting.nextTurn();
+    const late = YieldBudget.timed(5, () => 0);
+    assert.equal(late.spent, true, 'joins the line before its first slice');
+    await turn;
+    assert.equal(YieldBudget.timed(5, () => 0).spent, false, 'with nobody waiting, its first slice starts at once');
+  });
 });
