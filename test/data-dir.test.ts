@@ -107,7 +107,7 @@ describe('data directory: one others can write to and that holds directories sto
       await mkdir(join(dir, 'sub'), { recursive: true });
       await chmod(dir, mode);
       await assert.rejects(openStore(dir), (err: Error) => err.message.includes(dir) && err.message.includes('writable by other users'));
-      assert.equal((await stat(dir)).mode & 0o777, mode);
+      assert.equal((await stat(dir)).mode & 0o7777, mode);
       assert.equal(existsSync(join(dir, 'LOCK')), false, 'nothing was written');
     });
   }
@@ -144,7 +144,7 @@ describe('data directory: one others own or can write to stops startup as it is,
     return { dir, snapshot };
   }
 
-  for (const mode of [0o777, 0o770, 0o707, 0o775, 0o703]) {
+  for (const mode of [0o777, 0o1777, 0o770, 0o707, 0o775, 0o703]) {
     const octal = mode.toString(8);
     it(`an existing ${octal} directory holding a planted snapshot is refused, naming it, its mode and chmod 700; nothing is changed`, async () => {
       const { dir, snapshot } = await planted(mode);
@@ -155,7 +155,7 @@ describe('data directory: one others own or can write to stops startup as it is,
         assert.ok(err.message.endsWith(`chmod 700 ${dir}`), err.message);
         return true;
       });
-      assert.equal((await stat(dir)).mode & 0o777, mode);
+      assert.equal((await stat(dir)).mode & 0o7777, mode);
       assert.deepEqual(await readdir(dir), ['snapshot.json']);
       assert.deepEqual(await readFile(snapshot), before);
     });

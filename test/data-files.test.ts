@@ -203,6 +203,23 @@ function fstatWatchingLayer(): { fs: FileLayer; opened: Set<string>; unchecked: 
   return { fs, opened, unchecked };
 }
 
+describe('data files: a file this user may not open is refused as another user\'s, not as a bare EACCES', () => {
+  it('a snapshot open() refuses with EACCES (nobody\'s, 0600, for a service that is not root) stops startup naming it', async () => {
+    const { dir, snapshot } = await catalogue();
+    const fs: FileLayer = {
+      ...nodeFileLayer,
+      open: (path, flags, mode) =>
+        path === snapshot ? Promise.reject(Object.assign(new Error(`EACCES: permission denied, open '${path}'`), { code: 'EACCES' })) : nodeFileLayer.open(path, flags, mode),
+    };
+    await assert.rejects(openStore(dir, { fs }), (err: Error & { path?: string }) => {
+      assert.equal(err.name, REFUSED.name, err.message);
+      assert.equal(err.path, snapshot);
+      assert.match(err.message, /cannot be opened by this service's user \(uid \d+\): another user's file/);
+      return true;
+    });
+  });
+});
+
 describe('data files: every file the store opens is checked with fstat on its descriptor before use', () => {
   it('journals, snapshot, temp files, lock, torn-record keep, write probe, secrets, import and export', async () => {
     const { fs, opened, unchecked } = fstatWatchingLayer();

@@ -44,7 +44,7 @@ export function untrustedBecause(status: FileStatus, rule: FileRule): string | u
   if (uid !== undefined && status.uid !== uid) return `belongs to uid ${status.uid}, not to this service's user (uid ${uid})`;
   if (status.nlink > rule.links) return `has ${status.nlink} links: it can be read or changed through another name`;
   const open = status.mode & rule.forbidden;
-  if (open !== 0) return `is ${(open & 0o022) !== 0 ? 'writable' : 'readable'} by other users (mode ${(status.mode & 0o777).toString(8)})`;
+  if (open !== 0) return `is ${(open & 0o022) !== 0 ? 'writable' : 'readable'} by other users (mode ${(status.mode & 0o7777).toString(8)})`;
   return undefined;
 }
 
@@ -54,7 +54,11 @@ export function untrustedBecause(status: FileStatus, rule: FileRule): string | u
  * A file that is not the service's own is closed unread and refused with DataNotPrivateError.
  */
 export async function openDataFile(fs: FileLayer, path: string, flags: OpenFlags, rule: FileRule = DATA_FILE): Promise<FileHandleLike> {
-  const handle = await fs.open(path, flags, FILE_MODE);
+  const handle = await fs.open(path, flags, FILE_MODE).catch((err: unknown) => {
+    // Another user's file that this one may not open (0600, say): refused as the fstat check would refuse it, not as a bare EACCES.
+    if ((err as NodeJS.ErrnoException).code !== 'EACCES') throw err;
+    throw new DataNotPrivateError(path, `cannot be opened by this service's user (uid ${serviceUid() ?? '?'}): another user's file, or one it may not read`, rule.fix);
+  });
   try {
     const problem = untrustedBecause(await handle.stat(), rule);
     if (problem !== undefined) throw new DataNotPrivateError(path, problem, rule.fix);

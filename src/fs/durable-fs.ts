@@ -32,7 +32,7 @@ export interface FileHandleLike {
 
 /** What the store asks about a path (FileLayer.stat). */
 export interface FileInfo {
-  /** Permission bits (mode & 0o777). */
+  /** Permission bits, with setuid, setgid and sticky (mode & 0o7777): a message shows them as `ls` would. */
   mode: number;
   /** The owner's user id. */
   uid: number;
@@ -88,7 +88,7 @@ export const nodeFileLayer: FileLayer = {
   subdirectories: async (dir) => (await fsp.readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name),
   async stat(path) {
     const info = await fsp.stat(path, { bigint: true });
-    return { mode: Number(info.mode & 0o777n), uid: Number(info.uid), directory: info.isDirectory(), identity: `${info.dev}:${info.ino}` };
+    return { mode: Number(info.mode & 0o7777n), uid: Number(info.uid), directory: info.isDirectory(), identity: `${info.dev}:${info.ino}` };
   },
   mkdir: async (dir, mode) => {
     await fsp.mkdir(dir, { mode });
