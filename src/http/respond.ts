@@ -88,7 +88,7 @@ export function writePiecewiseJson(
 /**
  * An answer's head as a flat [name, value, …] list (Node serializes it as it is, with no object to
  * build or walk): its content type and length when it has them, then the fields every answer
- * carries (docs/contract.md, "Headers"): `cache-control` (`no-store` unless the answer names its
+ * carries (docs/contract.md, "Envelope"): `cache-control` (`no-store` unless the answer names its
  * own), `nosniff`, and the request id. Built as one literal: the usual answer pays no resizing.
  */
 export function answerHead(contentType: string | undefined, length: number | undefined, requestId: string, cacheControl = 'no-store'): (string | number)[] {

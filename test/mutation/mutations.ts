@@ -54,8 +54,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'the event stream head lacks X-Accel-Buffering: no',
     file: 'src/events/sse-frames.ts',
-    from: "    'x-accel-buffering',\n    'no',\n",
-    to: '',
+    from: "headers.push('referrer-policy', 'no-referrer', 'x-accel-buffering', 'no');",
+    to: "headers.push('referrer-policy', 'no-referrer');",
     tests: ['test/events.test.ts'],
     only: 'streams each durable create',
   },
