@@ -22,7 +22,8 @@ const USAGE = `npm run bench [-- flags]: the built service against a bare node:h
   --connections N    keep-alive connections (32)
   --duration S       seconds per round (5); --warmup S (1); --rounds N (5)
   --baseline DIR     another build's dist/ instead of the ceiling server: the before/after ratio
-  --cpu-prof DIR     the service writes a V8 CPU profile there on exit
+  --cpu-prof DIR     each server writes a V8 CPU profile on exit, in DIR/service and DIR/ceiling (or
+                     DIR/baseline); bench/profile-summary.ts reads them
   --wrk              use wrk as the generator (--wrk-threads N, 2)
   --log-level L      the service's log level (warn)
   --no-build         use dist/ as it is
@@ -64,6 +65,8 @@ interface Figures {
   unexpected: number;
   /** Status counts and errors of the round, for the progress line. */
   detail: string;
+  /** Answers the server sent in the round, warm-up included (what CPU per answer divides by). */
+  answers: number;
 }
 
 async function post(url: string, body: unknown, token?: string): Promise<{ data: unknown }> {
@@ -97,6 +100,7 @@ async function measure(server: ChildProcess, port: number, requests: readonly Bu
       p50Ms: r.p50Ms,
       p99Ms: r.p99Ms,
       cpuMicrosPerAnswer: perAnswer(warm.requests + r.requests),
+      answers: warm.requests + r.requests,
       unexpected: wrong + r.socketErrors,
       detail: `non-2xx ${r.non2xx}, socket errors ${r.socketErrors}`,
     };
@@ -108,6 +112,7 @@ async function measure(server: ChildProcess, port: number, requests: readonly Bu
     p50Ms: r.p50Ms,
     p99Ms: r.p99Ms,
     cpuMicrosPerAnswer: perAnswer(r.warmupRequests + r.requests + r.drainedRequests),
+    answers: r.warmupRequests + r.requests + r.drainedRequests,
     unexpected: r.requests - right + r.errors,
     detail: `statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}`,
   };
@@ -127,6 +132,7 @@ function summarize(runs: readonly Figures[]): Figures {
     cpuMicrosPerAnswer: median(runs.map((f) => f.cpuMicrosPerAnswer)),
     unexpected: runs.reduce((sum, f) => sum + f.unexpected, 0),
     detail: '',
+    answers: runs.reduce((sum, f) => sum + f.answers, 0),
   };
 }
 
@@ -155,9 +161,17 @@ function printTable(rows: readonly Row[], generator: string, logLevel: string): 
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
-function spawnService(dist: string, port: number, dataDir: string, logFd: number, logLevel: string): ChildProcess {
-  const profile = flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', flags['cpu-prof']];
-  return spawn(process.execPath, [...profile, join(dist, 'main.js'), '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', logLevel], {
+/**
+ * Node's flags for a server that writes a CPU profile into `--cpu-prof`'s DIR/`name`, or none.
+ * Sampled every 200 µs rather than V8's 1 ms: a few seconds of load then hold enough samples to
+ * tell apart costs of a fraction of a microsecond per answer.
+ */
+function profileFlags(name: string): string[] {
+  return flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '200', '--cpu-prof-dir', join(flags['cpu-prof'], name)];
+}
+
+function spawnService(dist: string, port: number, dataDir: string, logFd: number, logLevel: string, profileName: string): ChildProcess {
+  return spawn(process.execPath, [...profileFlags(profileName), join(dist, 'main.js'), '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', logLevel], {
     cwd: ROOT,
     env: { ...process.env, ...ONE_CLIENT_ADDRESS, SECRET_TOKEN: randomBytes(32).toString('base64url'), AUTH_USERNAME: USERNAME, AUTH_PASSWORD: PASSWORD },
     // Request lines (at info) go to a file, as a deployment would send them somewhere; not to this process.
@@ -196,11 +210,11 @@ async function httpScenarios(scenarios: readonly Scenario[], logLevel: string): 
   const workDir = await mkdtemp(join(tmpdir(), 'book-catalogue-bench-'));
   const logFile = await open(join(workDir, 'service.log'), 'a');
   const [servicePort, otherPort] = [await freePort(), await freePort()];
-  const service = spawnService('dist', servicePort, join(workDir, 'data'), logFile.fd, logLevel);
+  const service = spawnService('dist', servicePort, join(workDir, 'data'), logFile.fd, logLevel, 'service');
   const other =
     flags.baseline === undefined
-      ? spawn(process.execPath, ['--import', 'tsx', 'bench/ceiling.ts', String(otherPort)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
-      : spawnService(flags.baseline, otherPort, join(workDir, 'data-baseline'), logFile.fd, logLevel);
+      ? spawn(process.execPath, [...profileFlags(OTHER), '--import', 'tsx', 'bench/ceiling.ts', String(otherPort)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+      : spawnService(flags.baseline, otherPort, join(workDir, 'data-baseline'), logFile.fd, logLevel, OTHER);
   try {
     const base = `http://127.0.0.1:${servicePort}`;
     const otherBase = `http://127.0.0.1:${otherPort}`;
@@ -228,6 +242,12 @@ async function httpScenarios(scenarios: readonly Scenario[], logLevel: string): 
         );
       }
       rows.push(row);
+    }
+    if (flags['cpu-prof'] !== undefined) {
+      const answers = (pick: (row: Row) => readonly Figures[]): number => rows.reduce((sum, row) => sum + summarize(pick(row)).answers, 0);
+      process.stderr.write(
+        `answers in the profiles (bench/profile-summary.ts --answers): service ${answers((row) => row.service)}, ${OTHER} ${answers((row) => row.other)}\n`,
+      );
     }
     printTable(rows, flags.wrk ? `wrk (${flags['wrk-threads']} thread${flags['wrk-threads'] === '1' ? '' : 's'})` : 'built-in (bench/load.ts, raw node:net, own process)', logLevel);
   } finally {
