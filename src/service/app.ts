@@ -183,7 +183,7 @@ export function createApp(options: AppOptions): App {
   const serverOptions = envelopeReply(ANSWERS.ok, 'null', { allow: router.allowAnywhere('OPTIONS') });
   const authorize = createAuthorizer({ keys, tickets, nowSeconds, logger, onRejected: options.metrics?.auth.tokenRejected });
   const floor = progressFloor({ ...TRANSPORT_LIMITS, ...options.limits });
-  const { send, fail } = createReplyWriter({ logger, cors, isDraining: () => app.draining, answerFault, requests: options.metrics?.requests, floor });
+  const { send, fail, timed } = createReplyWriter({ logger, cors, isDraining: () => app.draining, answerFault, requests: options.metrics?.requests, floor });
 
   const app = ((req: IncomingMessage, res: ServerResponse): void => {
     const match = router.match(req.method as string, pathOf(req.url as string));
@@ -191,7 +191,7 @@ export function createApp(options: AppOptions): App {
       req,
       res,
       reqId: requestIdFrom(req),
-      start: performance.now(),
+      start: timed ? performance.now() : 0,
       params: match.kind === 'found' ? match.params : NO_PARAMS,
       route: match.kind === 'none' ? UNMATCHED_ROUTE : match.pattern,
     };
