@@ -40,6 +40,8 @@ const NO_PARAMS: Params = Object.freeze({});
 export class Router<R extends Routable> {
   readonly #paths: CompiledPath<R>[] = [];
   readonly #static = new Map<string, CompiledPath<R>>();
+  /** The paths with parameters, in table order: a path no static one names is matched against these alone. */
+  readonly #parameterized: CompiledPath<R>[] = [];
 
   /**
    * `everywhere`: methods every path answers besides its routes' (OPTIONS, when CORS answers it on
@@ -52,9 +54,8 @@ export class Router<R extends Routable> {
       if (path.routes.has('GET')) methods.add('HEAD');
       path.allow = [...methods].sort().join(', ');
       path.wrongMethod = { kind: 'method', allow: path.allow, pattern: path.pattern };
-      if (!path.segments.includes(null)) {
-        for (const [method, route] of path.routes) path.matches.set(method, { kind: 'found', route, params: NO_PARAMS, pattern: path.pattern });
-      }
+      if (path.segments.includes(null)) this.#parameterized.push(path);
+      else for (const [method, route] of path.routes) path.matches.set(method, { kind: 'found', route, params: NO_PARAMS, pattern: path.pattern });
     }
   }
 
@@ -79,7 +80,7 @@ export class Router<R extends Routable> {
     const routeMethod = method === 'HEAD' ? 'GET' : method;
     const known = this.#static.get(path);
     if (known !== undefined) return known.matches.get(routeMethod) ?? known.wrongMethod;
-    for (const candidate of this.#paths) {
+    for (const candidate of this.#parameterized) {
       const params = matchSegments(candidate, path);
       if (params === null) continue;
       const route = candidate.routes.get(routeMethod);
