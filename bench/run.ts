@@ -65,8 +65,6 @@ interface Figures {
   unexpected: number;
   /** Status counts and errors of the round, for the progress line. */
   detail: string;
-  /** Answers the server sent in the round, warm-up included (what CPU per answer divides by). */
-  answers: number;
 }
 
 async function post(url: string, body: unknown, token?: string): Promise<{ data: unknown }> {
@@ -100,7 +98,6 @@ async function measure(server: ChildProcess, port: number, requests: readonly Bu
       p50Ms: r.p50Ms,
       p99Ms: r.p99Ms,
       cpuMicrosPerAnswer: perAnswer(warm.requests + r.requests),
-      answers: warm.requests + r.requests,
       unexpected: wrong + r.socketErrors,
       detail: `non-2xx ${r.non2xx}, socket errors ${r.socketErrors}`,
     };
@@ -112,7 +109,6 @@ async function measure(server: ChildProcess, port: number, requests: readonly Bu
     p50Ms: r.p50Ms,
     p99Ms: r.p99Ms,
     cpuMicrosPerAnswer: perAnswer(r.warmupRequests + r.requests + r.drainedRequests),
-    answers: r.warmupRequests + r.requests + r.drainedRequests,
     unexpected: r.requests - right + r.errors,
     detail: `statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}`,
   };
@@ -132,7 +128,6 @@ function summarize(runs: readonly Figures[]): Figures {
     cpuMicrosPerAnswer: median(runs.map((f) => f.cpuMicrosPerAnswer)),
     unexpected: runs.reduce((sum, f) => sum + f.unexpected, 0),
     detail: '',
-    answers: runs.reduce((sum, f) => sum + f.answers, 0),
   };
 }
 
@@ -242,12 +237,6 @@ async function httpScenarios(scenarios: readonly Scenario[], logLevel: string): 
         );
       }
       rows.push(row);
-    }
-    if (flags['cpu-prof'] !== undefined) {
-      const answers = (pick: (row: Row) => readonly Figures[]): number => rows.reduce((sum, row) => sum + summarize(pick(row)).answers, 0);
-      process.stderr.write(
-        `answers in the profiles (bench/profile-summary.ts --answers): service ${answers((row) => row.service)}, ${OTHER} ${answers((row) => row.other)}\n`,
-      );
     }
     printTable(rows, flags.wrk ? `wrk (${flags['wrk-threads']} thread${flags['wrk-threads'] === '1' ? '' : 's'})` : 'built-in (bench/load.ts, raw node:net, own process)', logLevel);
   } finally {
