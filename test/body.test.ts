@@ -178,6 +178,26 @@ describe('request bodies (docs/contract.md, "Bodies")', () => {
     });
   });
 
+  it('a body declared by Content-Length is taken at its last byte, however it is split: sent in pieces, a request pipelined right after it is the next one', async () => {
+    const conn = await openConnection(app.port);
+    try {
+      const body = Buffer.from('{"title":"Pieces","author":"A","year":2001}');
+      conn.write(`POST /book HTTP/1.1\r\nHost: t\r\nAuthorization: ${app.token()}\r\nContent-Length: ${body.length}\r\n\r\n`);
+      for (let at = 0; at < body.length - 1; at += 7) {
+        conn.write(body.subarray(at, Math.min(at + 7, body.length - 1)));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      conn.write(Buffer.concat([body.subarray(body.length - 1), Buffer.from(`GET /book/1 HTTP/1.1\r\nHost: t\r\nAuthorization: ${app.token()}\r\n\r\n`)]));
+      const created = await conn.response();
+      assert.equal(created.status, 201);
+      assert.deepEqual(created.json?.data, { id: (created.json?.data as { id: number }).id, title: 'Pieces', author: 'A', year: 2001 });
+      const next = await conn.response();
+      assert.deepEqual([next.status, next.json?.message], [200, 'Book retrieved successfully']);
+    } finally {
+      conn.destroy();
+    }
+  });
+
   it('a client that hangs up mid-body does not disturb the service', async () => {
     const conn = await openConnection(app.port);
     conn.write(`POST /book HTTP/1.1\r\nHost: t\r\nAuthorization: ${app.token()}\r\nContent-Length: 100\r\n\r\n{"title":`);
