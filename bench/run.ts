@@ -22,6 +22,8 @@ const USAGE = `npm run bench [-- flags]: the built service against a bare node:h
   --connections N    keep-alive connections (32)
   --duration S       seconds per round (5); --warmup S (1); --rounds N (5)
   --baseline DIR     another build's dist/ instead of the ceiling server: the before/after ratio
+  --floor            the ceiling's floor instead: what the contract asks of an answer (its headers,
+                     a generated request id) and nothing else (bench/ceiling.ts)
   --cpu-prof DIR     each server writes a V8 CPU profile on exit, in DIR/service and DIR/ceiling (or
                      DIR/baseline); bench/profile-summary.ts reads them
   --wrk              use wrk as the generator (--wrk-threads N, 2)
@@ -42,6 +44,7 @@ const flags = benchFlags(USAGE, {
   'no-build': { type: 'boolean', default: false },
   'cpu-prof': { type: 'string' },
   baseline: { type: 'string' },
+  floor: { type: 'boolean', default: false },
 }, { connections: 'count', duration: 'amount', warmup: 'amount', rounds: 'count', 'wrk-threads': 'count' });
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -50,7 +53,7 @@ const DURATION_MS = Number(flags.duration) * 1000;
 const WARMUP_MS = Number(flags.warmup) * 1000;
 const ROUNDS = Number(flags.rounds);
 /** What the service is measured against: the ceiling server, or another build of the service. */
-const OTHER = flags.baseline === undefined ? 'ceiling' : 'baseline';
+const OTHER = flags.baseline !== undefined ? 'baseline' : flags.floor ? 'floor' : 'ceiling';
 const USERNAME = 'bench';
 const PASSWORD = randomBytes(12).toString('base64url');
 const SEEDED_BOOKS = 100;
@@ -208,7 +211,7 @@ async function httpScenarios(scenarios: readonly Scenario[], logLevel: string): 
   const service = spawnService('dist', servicePort, join(workDir, 'data'), logFile.fd, logLevel, 'service');
   const other =
     flags.baseline === undefined
-      ? spawn(process.execPath, [...profileFlags(OTHER), '--import', 'tsx', 'bench/ceiling.ts', String(otherPort)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+      ? spawn(process.execPath, [...profileFlags(OTHER), '--import', 'tsx', 'bench/ceiling.ts', String(otherPort), OTHER], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
       : spawnService(flags.baseline, otherPort, join(workDir, 'data-baseline'), logFile.fd, logLevel, OTHER);
   try {
     const base = `http://127.0.0.1:${servicePort}`;
