@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Duplex } from 'node:stream';
 import { createCeilingServer, createFloorServer } from './ceiling.ts';
 import { benchFlags } from './flags.ts';
@@ -25,8 +25,8 @@ const USAGE = `npm run bench:in-process [-- flags]: CPU per answer on in-memory 
   --scenarios a,b    the bench's scenarios (default: all six)
   --rounds N         rounds per target (5); --answers N per round (100000), after 20000 not counted
   --connections N    sockets with one request in flight each (32)
-  --cpu-prof DIR     each round's process writes a V8 CPU profile in DIR/<target>-<scenario>
-                     (the target's last path part); bench/profile-summary.ts reads them
+  --cpu-prof DIR     each round's process writes a V8 CPU profile in DIR/<target>-<scenario> (a
+                     path's slashes made _); bench/profile-summary.ts reads them
 `;
 const flags = benchFlags(
   USAGE,
@@ -221,7 +221,7 @@ function parentRun(): void {
     const rounds = new Map<string, Round[]>(targets.map((t) => [t, []]));
     for (let r = 1; r <= Number(flags.rounds); r++) {
       for (const target of targets) {
-        const profile = flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '100', '--cpu-prof-dir', join(flags['cpu-prof'], `${basename(target)}-${name}`)];
+        const profile = flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '100', '--cpu-prof-dir', join(flags['cpu-prof'], `${target.replace(/^\/+/, '').replace(/[^\w.-]+/g, '_')}-${name}`)];
         const child = spawnSync(process.execPath, [...profile, '--import', 'tsx', 'bench/in-process.ts', '--child', target, '--scenarios', name, '--answers', flags.answers, '--connections', flags.connections], {
           cwd: new URL('..', import.meta.url).pathname,
           encoding: 'utf8',
