@@ -141,19 +141,21 @@ function printTable(rows: readonly Row[], generator: string, logLevel: string): 
       `${ROUNDS} rounds alternating service/${OTHER}; node ${process.version}, ${cpus().length} CPUs; service --log-level ${logLevel}`,
     `req/s and latency: medians over rounds; ratio: median service / median ${OTHER}; round ratio: median of each round's service/${OTHER}`,
     'CPU µs/answer: the server process\'s user + system CPU time per answer (warm-up included), median over rounds',
+    `CPU ratio: median of each round's service/${OTHER} CPU µs per answer (a round's two figures are taken minutes apart at most, so a load that comes and goes on the host moves both)`,
     'unexpected: answers with another status than the scenario expects, plus socket errors, all rounds',
     '',
-    `| scenario | service req/s | ${OTHER} req/s | ratio | round ratio | service p50 / p99 ms | ${OTHER} p50 / p99 ms | CPU µs/answer (service / ${OTHER}) | unexpected (service / ${OTHER}) |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| scenario | service req/s | ${OTHER} req/s | ratio | round ratio | service p50 / p99 ms | ${OTHER} p50 / p99 ms | CPU µs/answer (service / ${OTHER}) | CPU ratio | unexpected (service / ${OTHER}) |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const row of rows) {
     const s = summarize(row.service);
     const c = summarize(row.other);
     const roundRatio = median(row.service.map((f, i) => f.requestsPerSecond / (row.other[i] as Figures).requestsPerSecond));
+    const cpuRatio = median(row.service.map((f, i) => f.cpuMicrosPerAnswer / (row.other[i] as Figures).cpuMicrosPerAnswer));
     out.push(
       `| ${row.scenario.name} | ${Math.round(s.requestsPerSecond)} | ${Math.round(c.requestsPerSecond)} | ` +
         `${(s.requestsPerSecond / c.requestsPerSecond).toFixed(2)} | ${roundRatio.toFixed(2)} | ${s.p50Ms.toFixed(2)} / ${s.p99Ms.toFixed(2)} | ` +
-        `${c.p50Ms.toFixed(2)} / ${c.p99Ms.toFixed(2)} | ${s.cpuMicrosPerAnswer.toFixed(1)} / ${c.cpuMicrosPerAnswer.toFixed(1)} | ${s.unexpected} / ${c.unexpected} |`,
+        `${c.p50Ms.toFixed(2)} / ${c.p99Ms.toFixed(2)} | ${s.cpuMicrosPerAnswer.toFixed(1)} / ${c.cpuMicrosPerAnswer.toFixed(1)} | ${cpuRatio.toFixed(2)} | ${s.unexpected} / ${c.unexpected} |`,
     );
   }
   process.stdout.write(`${out.join('\n')}\n`);
