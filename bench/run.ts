@@ -22,7 +22,10 @@ const USAGE = `npm run bench [-- flags]: the built service against a bare node:h
   --connections N    keep-alive connections (32)
   --duration S       seconds per round (5); --warmup S (1); --rounds N (5)
   --baseline DIR     another build's dist/ instead of the ceiling server: the before/after ratio
-  --cpu-prof DIR     the service writes a V8 CPU profile there on exit
+  --floor            the ceiling's floor instead: what the contract asks of an answer (its headers,
+                     a generated request id) and nothing else (bench/ceiling.ts)
+  --cpu-prof DIR     each server writes a V8 CPU profile on exit, in DIR/service and DIR/ceiling (or
+                     DIR/baseline); bench/profile-summary.ts reads them
   --wrk              use wrk as the generator (--wrk-threads N, 2)
   --log-level L      the service's log level (warn)
   --no-build         use dist/ as it is
@@ -41,6 +44,7 @@ const flags = benchFlags(USAGE, {
   'no-build': { type: 'boolean', default: false },
   'cpu-prof': { type: 'string' },
   baseline: { type: 'string' },
+  floor: { type: 'boolean', default: false },
 }, { connections: 'count', duration: 'amount', warmup: 'amount', rounds: 'count', 'wrk-threads': 'count' });
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -49,7 +53,7 @@ const DURATION_MS = Number(flags.duration) * 1000;
 const WARMUP_MS = Number(flags.warmup) * 1000;
 const ROUNDS = Number(flags.rounds);
 /** What the service is measured against: the ceiling server, or another build of the service. */
-const OTHER = flags.baseline === undefined ? 'ceiling' : 'baseline';
+const OTHER = flags.baseline !== undefined ? 'baseline' : flags.floor ? 'floor' : 'ceiling';
 const USERNAME = 'bench';
 const PASSWORD = randomBytes(12).toString('base64url');
 const SEEDED_BOOKS = 100;
@@ -137,27 +141,37 @@ function printTable(rows: readonly Row[], generator: string, logLevel: string): 
       `${ROUNDS} rounds alternating service/${OTHER}; node ${process.version}, ${cpus().length} CPUs; service --log-level ${logLevel}`,
     `req/s and latency: medians over rounds; ratio: median service / median ${OTHER}; round ratio: median of each round's service/${OTHER}`,
     'CPU µs/answer: the server process\'s user + system CPU time per answer (warm-up included), median over rounds',
+    `CPU ratio: median of each round's service/${OTHER} CPU µs per answer (a round's two figures are taken minutes apart at most, so a load that comes and goes on the host moves both)`,
     'unexpected: answers with another status than the scenario expects, plus socket errors, all rounds',
     '',
-    `| scenario | service req/s | ${OTHER} req/s | ratio | round ratio | service p50 / p99 ms | ${OTHER} p50 / p99 ms | CPU µs/answer (service / ${OTHER}) | unexpected (service / ${OTHER}) |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| scenario | service req/s | ${OTHER} req/s | ratio | round ratio | service p50 / p99 ms | ${OTHER} p50 / p99 ms | CPU µs/answer (service / ${OTHER}) | CPU ratio | unexpected (service / ${OTHER}) |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const row of rows) {
     const s = summarize(row.service);
     const c = summarize(row.other);
     const roundRatio = median(row.service.map((f, i) => f.requestsPerSecond / (row.other[i] as Figures).requestsPerSecond));
+    const cpuRatio = median(row.service.map((f, i) => f.cpuMicrosPerAnswer / (row.other[i] as Figures).cpuMicrosPerAnswer));
     out.push(
       `| ${row.scenario.name} | ${Math.round(s.requestsPerSecond)} | ${Math.round(c.requestsPerSecond)} | ` +
         `${(s.requestsPerSecond / c.requestsPerSecond).toFixed(2)} | ${roundRatio.toFixed(2)} | ${s.p50Ms.toFixed(2)} / ${s.p99Ms.toFixed(2)} | ` +
-        `${c.p50Ms.toFixed(2)} / ${c.p99Ms.toFixed(2)} | ${s.cpuMicrosPerAnswer.toFixed(1)} / ${c.cpuMicrosPerAnswer.toFixed(1)} | ${s.unexpected} / ${c.unexpected} |`,
+        `${c.p50Ms.toFixed(2)} / ${c.p99Ms.toFixed(2)} | ${s.cpuMicrosPerAnswer.toFixed(1)} / ${c.cpuMicrosPerAnswer.toFixed(1)} | ${cpuRatio.toFixed(2)} | ${s.unexpected} / ${c.unexpected} |`,
     );
   }
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
-function spawnService(dist: string, port: number, dataDir: string, logFd: number, logLevel: string): ChildProcess {
-  const profile = flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', flags['cpu-prof']];
-  return spawn(process.execPath, [...profile, join(dist, 'main.js'), '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', logLevel], {
+/**
+ * Node's flags for a server that writes a CPU profile into `--cpu-prof`'s DIR/`name`, or none.
+ * Sampled every 200 µs rather than V8's 1 ms: a few seconds of load then hold enough samples to
+ * tell apart costs of a fraction of a microsecond per answer.
+ */
+function profileFlags(name: string): string[] {
+  return flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '200', '--cpu-prof-dir', join(flags['cpu-prof'], name)];
+}
+
+function spawnService(dist: string, port: number, dataDir: string, logFd: number, logLevel: string, profileName: string): ChildProcess {
+  return spawn(process.execPath, [...profileFlags(profileName), join(dist, 'main.js'), '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', logLevel], {
     cwd: ROOT,
     env: { ...process.env, ...ONE_CLIENT_ADDRESS, SECRET_TOKEN: randomBytes(32).toString('base64url'), AUTH_USERNAME: USERNAME, AUTH_PASSWORD: PASSWORD },
     // Request lines (at info) go to a file, as a deployment would send them somewhere; not to this process.
@@ -196,11 +210,11 @@ async function httpScenarios(scenarios: readonly Scenario[], logLevel: string): 
   const workDir = await mkdtemp(join(tmpdir(), 'book-catalogue-bench-'));
   const logFile = await open(join(workDir, 'service.log'), 'a');
   const [servicePort, otherPort] = [await freePort(), await freePort()];
-  const service = spawnService('dist', servicePort, join(workDir, 'data'), logFile.fd, logLevel);
+  const service = spawnService('dist', servicePort, join(workDir, 'data'), logFile.fd, logLevel, 'service');
   const other =
     flags.baseline === undefined
-      ? spawn(process.execPath, ['--import', 'tsx', 'bench/ceiling.ts', String(otherPort)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
-      : spawnService(flags.baseline, otherPort, join(workDir, 'data-baseline'), logFile.fd, logLevel);
+      ? spawn(process.execPath, [...profileFlags(OTHER), '--import', 'tsx', 'bench/ceiling.ts', String(otherPort), OTHER], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+      : spawnService(flags.baseline, otherPort, join(workDir, 'data-baseline'), logFile.fd, logLevel, OTHER);
   try {
     const base = `http://127.0.0.1:${servicePort}`;
     const otherBase = `http://127.0.0.1:${otherPort}`;

@@ -3,11 +3,13 @@ import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { createFloorServer } from '../bench/ceiling.ts';
 import { Arrivals, streamScanner } from '../bench/fanout-scan.ts';
 import { LatencyHistogram } from '../bench/histogram.ts';
 import { runLoad, type LoadResult } from '../bench/load.ts';
 import { httpRequest } from '../bench/scenarios.ts';
 import { parseWrkOutput } from '../bench/wrk.ts';
+import { startApp } from './helpers/app.ts';
 
 const CONNECTIONS = 4;
 
@@ -169,8 +171,10 @@ describe('bench: flags', () => {
     'bench/binary.ts': 'starts',
     'bench/slow-lists.ts': 'readers',
     'bench/compression.ts': 'rounds',
-    'bench/in-process.ts': 'pairs',
+    'bench/paired.ts': 'pairs',
     'bench/searches.ts': 'clients',
+    'bench/in-process.ts': 'rounds',
+    'bench/profile-summary.ts': 'top',
   };
   const run = (script: string, ...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8' });
 
@@ -200,5 +204,38 @@ describe('bench: flags', () => {
     const result = run('bench/run.ts', '--no-build', '--scenarios', 'fanout', '--baseline', 'dist');
     assert.equal(result.status, 1);
     assert.match(result.stderr, /^bench: fanout takes no --baseline/);
+  });
+});
+
+describe('bench: the floor writes what the contract asks of an answer', () => {
+  it('the same header fields as the service\'s GET /book/{id} answer, in the same order, and a fresh request id each time', async () => {
+    const app = await startApp({ logLevel: 'silent' });
+    const floor = createFloorServer();
+    await new Promise<void>((resolve) => floor.listen(0, '127.0.0.1', resolve));
+    try {
+      await app.request('POST', '/book', { body: { title: 't', author: 'a', year: 1 } });
+      const names = (res: Response): string[] => [...res.headers.keys()].filter((name) => name !== 'date' && name !== 'connection' && name !== 'keep-alive');
+      const service = await fetch(`${app.url}/book/1`, { headers: { authorization: app.token() } });
+      const url = `http://127.0.0.1:${(floor.address() as AddressInfo).port}/`;
+      const [first, second] = [await fetch(url), await fetch(url)];
+      assert.deepEqual(names(first).sort(), names(service).sort());
+      assert.notEqual(first.headers.get('x-request-id'), second.headers.get('x-request-id'));
+      assert.equal(first.headers.get('content-type'), service.headers.get('content-type'));
+    } finally {
+      floor.close();
+      await app.close();
+    }
+  });
+});
+
+describe('bench: in-process rounds', () => {
+  it('each target answers every request with the status its scenario expects, counted per round', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'bench/in-process.ts', '--targets', 'ceiling,floor', '--scenarios', 'read-one', '--rounds', '1', '--answers', '500'], {
+      cwd: new URL('..', import.meta.url).pathname,
+      encoding: 'utf8',
+    });
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /\| read-one \| ceiling \| [0-9.]+ \| [0-9.]+ \+ [0-9.]+ \| 1\.00 \| \{"200":500\} \|/);
+    assert.match(result.stdout, /\| read-one \| floor \| [0-9.]+ \| [0-9.]+ \+ [0-9.]+ \| [0-9.]+ \| \{"200":500\} \|/);
   });
 });

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { readJsonObject } from '../src/http/body.ts';
 import { startApp, TEST_PASSWORD, TEST_USER, type TestApp } from './helpers/app.ts';
 import { openConnection, rawRequest, rawRequestThenClose, type RawResponse } from './helpers/raw.ts';
 import { until, within } from './helpers/wait.ts';
@@ -178,6 +181,26 @@ describe('request bodies (docs/contract.md, "Bodies")', () => {
     });
   });
 
+  it('a body declared by Content-Length is taken at its last byte, however it is split: sent in pieces, a request pipelined right after it is the next one', async () => {
+    const conn = await openConnection(app.port);
+    try {
+      const body = Buffer.from('{"title":"Pieces","author":"A","year":2001}');
+      conn.write(`POST /book HTTP/1.1\r\nHost: t\r\nAuthorization: ${app.token()}\r\nContent-Length: ${body.length}\r\n\r\n`);
+      for (let at = 0; at < body.length - 1; at += 7) {
+        conn.write(body.subarray(at, Math.min(at + 7, body.length - 1)));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      conn.write(Buffer.concat([body.subarray(body.length - 1), Buffer.from(`GET /book/1 HTTP/1.1\r\nHost: t\r\nAuthorization: ${app.token()}\r\n\r\n`)]));
+      const created = await conn.response();
+      assert.equal(created.status, 201);
+      assert.deepEqual(created.json?.data, { id: (created.json?.data as { id: number }).id, title: 'Pieces', author: 'A', year: 2001 });
+      const next = await conn.response();
+      assert.deepEqual([next.status, next.json?.message], [200, 'Book retrieved successfully']);
+    } finally {
+      conn.destroy();
+    }
+  });
+
   it('a client that hangs up mid-body does not disturb the service', async () => {
     const conn = await openConnection(app.port);
     conn.write(`POST /book HTTP/1.1\r\nHost: t\r\nAuthorization: ${app.token()}\r\nContent-Length: 100\r\n\r\n{"title":`);
@@ -187,5 +210,29 @@ describe('request bodies (docs/contract.md, "Bodies")', () => {
     // Nobody is left to answer: it is a debug note, not a 500 and an error line.
     await until('the debug line "client went away mid-request"', () => app.logs.some((l) => l.includes('client went away mid-request')));
     assert.ok(!app.logs.some((l) => (JSON.parse(l) as { level: number }).level >= 50), 'no error line');
+  });
+});
+
+describe('readJsonObject on a body that came with its headers', () => {
+  it('takes it from the request\'s buffer: the request is never put in flowing mode and no data listener is left', async () => {
+    const seen: { body: Record<string, unknown>; flowing: boolean | null; dataListeners: number }[] = [];
+    const server = createServer((req, res) => {
+      readJsonObject(req, 'invalidInput').then(
+        (body) => {
+          seen.push({ body, flowing: req.readableFlowing, dataListeners: req.listenerCount('data') });
+          res.end();
+        },
+        (err: unknown) => res.destroy(err as Error),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const res = await rawRequest(port, `POST / HTTP/1.1\r\nHost: t\r\nContent-Length: ${BOOK.length}\r\n\r\n${BOOK}`);
+      assert.equal(res.status, 200);
+      assert.deepEqual(seen, [{ body: JSON.parse(BOOK) as Record<string, unknown>, flowing: null, dataListeners: 0 }]);
+    } finally {
+      server.close();
+    }
   });
 });

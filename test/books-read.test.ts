@@ -38,6 +38,17 @@ describe('GET /books (docs/contract.md, "Endpoints")', () => {
     );
   });
 
+  it('a list right after each write shows it: the answer kept for the last state is not sent once a write has changed it', async () => {
+    const listed = async (): Promise<unknown[]> => (await app.request('GET', '/books')).json.data as unknown[];
+    const created = (await app.request('POST', '/book', { body: { title: 'new', author: 'x', year: 5 } })).json.data as { id: number };
+    assert.deepEqual((await listed()).at(-1), created);
+    assert.deepEqual((await listed()).at(-1), created, 'asked again with no write between');
+    await app.request('PUT', `/book/${created.id}`, { body: { year: 6 } });
+    assert.deepEqual((await listed()).at(-1), { ...created, year: 6 });
+    await app.request('DELETE', `/book/${created.id}`);
+    assert.ok(!(await listed()).some((book) => (book as { id: number }).id === created.id));
+  });
+
   it('unknown query parameters are ignored: GET /books?x=1 equals GET /books (limit, after and q: list-pages.test.ts)', async () => {
     const plain = await app.request('GET', '/books');
     for (const query of ['?x=1', '?page=2&per_page=1', '?sort=title', '?', '?x=1&x=2', '?LIMIT=0']) {

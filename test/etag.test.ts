@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { BookEtags, bookEtag, ETAG_CACHE_BOOKS, ETAG_CACHE_MAX_JSON } from '../src/books/etag.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 
 const DUNE = { title: 'Dune', author: 'Frank Herbert', year: 1965 };
@@ -111,5 +112,27 @@ describe('conditional writes: ETag and If-Match (RFC 9110 §8.8.3, §13.1.1)', (
     await app.request('PUT', `/book/${id}`, { body: { year: 1970 } });
     assert.equal((await app.request('PUT', `/book/${id}`, { body: { year: 1971 } })).status, 200);
     assert.equal((await app.request('DELETE', `/book/${id}`)).status, 200);
+  });
+});
+
+describe('BookEtags: the tags of books read lately', () => {
+  const json = (id: number, title: string): string => `{"id":${id},"title":${JSON.stringify(title)},"author":"a","year":1}`;
+
+  it('gives the tag of the JSON it is asked with, also when the book changed since it was last asked', () => {
+    const etags = new BookEtags();
+    for (const title of ['Dune', 'Dune Messiah', 'Dune', 'Dune \ud83d\ude00', 'Dune']) {
+      assert.equal(etags.etag(7, json(7, title)), bookEtag(json(7, title)), title);
+      assert.equal(etags.etag(7, json(7, title)), bookEtag(json(7, title)), `${title}, asked again`);
+    }
+  });
+
+  it(`holds at most ${ETAG_CACHE_BOOKS} books, and none whose JSON is longer than ${ETAG_CACHE_MAX_JSON} characters`, () => {
+    const etags = new BookEtags();
+    for (let id = 1; id <= ETAG_CACHE_BOOKS + 10; id++) etags.etag(id, json(id, 'x'));
+    assert.equal(etags.size, ETAG_CACHE_BOOKS);
+    const long = new BookEtags();
+    const text = json(1, 'y'.repeat(ETAG_CACHE_MAX_JSON));
+    assert.equal(long.etag(1, text), bookEtag(text));
+    assert.equal(long.size, 0);
   });
 });

@@ -5,7 +5,7 @@ import { ConfigError } from '../src/faults.ts';
 import { defaultAllowedHosts, parseAllowedHosts } from '../src/transport/host-names.ts';
 import { startApp, TEST_PASSWORD, TEST_USER, type TestApp } from './helpers/app.ts';
 import { killAll, metricsPortOf, startMain, type RunningService } from './helpers/process.ts';
-import { rawRequest, type RawResponse } from './helpers/raw.ts';
+import { openConnection, rawRequest, type RawResponse } from './helpers/raw.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const temp = tempDirs('book-catalogue-hosts-');
@@ -126,6 +126,18 @@ describe('a service on 127.0.0.1 with the loopback default', () => {
     assert.equal((await login(app.port, 'localhost', TEST_PASSWORD)).status, 200);
     assert.equal((await login(app.port, 'localhost', 'guess')).status, 401);
     assert.equal((await login(app.port, 'localhost', 'guess')).status, 429, 'the bound still holds for the real address');
+  });
+
+  it('one keep-alive connection: a refused name right after an accepted one is still 421, and the accepted one still served', async () => {
+    const conn = await openConnection(app.port);
+    try {
+      for (const [host, status] of [['localhost', 200], ['evil.example', 421], ['localhost', 200], ['localhost.evil.example', 421], ['', 421], [`127.0.0.1:${app.port}`, 200]] as const) {
+        conn.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+        assert.equal((await conn.response()).status, status, host);
+      }
+    } finally {
+      conn.destroy();
+    }
   });
 
   it('two Host headers are still 400 Bad request (framing first); an HTTP/1.0 request without Host is served', async () => {

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { signToken, TokenError, verifyToken, type Claims } from '../src/auth/jwt.ts';
 import { TokenCache, type TokenVerifier } from '../src/auth/token-cache.ts';
 import { startApp, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts';
+import { openConnection, type RawConnection } from './helpers/raw.ts';
 import { handSignedToken } from './helpers/token.ts';
 
 const SECRET = 'token-cache-test-secret-of-32-bytes-or-more';
@@ -129,5 +130,45 @@ describe('token cache in the service: GET /books with one token as the injected 
     const forged = signToken(TEST_USER, OTHER_KEY, T0);
     assert.deepEqual(await get(forged), [401, 'Invalid token']);
     assert.deepEqual(await get(forged), [401, 'Invalid token']);
+  });
+});
+
+describe('one keep-alive connection: each request is held to its own token as the injected clock moves', () => {
+  let app: TestApp;
+  let conn: RawConnection;
+  let clockMs = T0 * 1000;
+  const token = signToken(TEST_USER, Buffer.from(TEST_SECRET), T0);
+  const get = async (authorization: string | undefined): Promise<[number, string | undefined]> => {
+    const header = authorization === undefined ? '' : `Authorization: ${authorization}\r\n`;
+    conn.write(`GET /books HTTP/1.1\r\nHost: localhost\r\n${header}\r\n`);
+    const res = await conn.response();
+    return [res.status, res.json?.message];
+  };
+  before(async () => {
+    app = await startApp({ now: () => clockMs, logLevel: 'silent' });
+    conn = await openConnection(app.port);
+  });
+  after(async () => {
+    conn.destroy();
+    await app.close();
+  });
+
+  it('a token accepted on the connection is refused on it from its exp on', async () => {
+    assert.deepEqual(await get(token), [200, 'Books retrieved successfully']);
+    clockMs = (T0 + 899) * 1000 + 999;
+    assert.deepEqual(await get(token), [200, 'Books retrieved successfully']);
+    clockMs = (T0 + 900) * 1000;
+    assert.deepEqual(await get(token), [401, 'Invalid token']);
+  });
+
+  it('after a token was accepted, another header on the same connection is checked on its own: forged, blank, absent', async () => {
+    clockMs = T0 * 1000;
+    assert.deepEqual(await get(token), [200, 'Books retrieved successfully']);
+    assert.deepEqual(await get(signToken(TEST_USER, OTHER_KEY, T0)), [401, 'Invalid token']);
+    assert.deepEqual(await get(`Bearer ${token}x`), [401, 'Invalid token']);
+    assert.deepEqual(await get(undefined), [401, 'Authorization token required']);
+    assert.deepEqual(await get('Bearer'), [401, 'Authorization token required']);
+    assert.deepEqual(await get(`Bearer ${token}`), [200, 'Books retrieved successfully'], 'the same token in another spelling');
+    assert.deepEqual(await get(token), [200, 'Books retrieved successfully']);
   });
 });

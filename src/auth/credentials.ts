@@ -17,6 +17,15 @@ function pairBytes(username: string, password: string): Buffer {
  * attacker's own input. One digest of both strings, not one each: cheaper (docs/performance.md, "Design choices and their measured effect").
  */
 export function createCredentialCheck(username: string, password: string): (user: string, pass: string) => boolean {
-  const expected = hash('sha256', pairBytes(username, password), 'buffer');
-  return (user, pass) => timingSafeEqual(hash('sha256', pairBytes(user, pass), 'buffer'), expected);
+  const expected = digest(username, password);
+  return (user, pass) => timingSafeEqual(digest(user, pass), expected);
+}
+
+/**
+ * The pair's SHA-256 digest as bytes. Taken as `binary` (latin1) text, one character per byte, and
+ * made a Buffer here: Node 20's `hash(…, 'buffer')` costs about 1.0 µs against 0.44 µs this way
+ * (docs/performance.md, "Where the microseconds go"); the bytes are the same.
+ */
+function digest(username: string, password: string): Buffer {
+  return Buffer.from(hash('sha256', pairBytes(username, password), 'binary'), 'latin1');
 }

@@ -32,15 +32,16 @@ export class TokenCache {
     return this.#expiries.size;
   }
 
-  /** Returns when the token is valid at `nowSeconds`; throws whatever the verifier throws otherwise. */
-  check(token: string, nowSeconds: number): void {
+  /** Returns the token's `exp` when it is valid at `nowSeconds`; throws whatever the verifier throws otherwise. */
+  check(token: string, nowSeconds: number): number {
     const exp = this.#expiries.get(token);
     if (exp !== undefined) {
-      if (exp > nowSeconds) return;
+      if (exp > nowSeconds) return exp;
       this.#expiries.delete(token);
     }
     const claims = this.#verify(token, nowSeconds);
     if (this.#expiries.size >= this.#maxEntries) this.#expiries.delete(this.#expiries.keys().next().value as string);
     this.#expiries.set(token, claims.exp);
+    return claims.exp;
   }
 }

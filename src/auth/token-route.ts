@@ -3,7 +3,7 @@ import { isJsonMediaType } from '../http/media-type.ts';
 import { ANSWERS, refusal } from '../http/messages.ts';
 import { answer, jsonBody, NO_ROUTE, NULL, ref, TOO_LARGE, TRANSPORT, WWW_AUTHENTICATE } from '../http/openapi-operations.ts';
 import type { Schema } from '../http/openapi-types.ts';
-import { envelopeReply } from '../http/respond.ts';
+import { encodedReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
 import type { Logger } from '../log.ts';
 import { BEARER_CHALLENGE } from './authorize.ts';
@@ -72,7 +72,9 @@ export const TOKEN_ROUTE = defineRoute({
     const { keys, now, logger, onLoginFailed, onThrottled } = deps;
     // A token is a pure function of (subject, iat), and only the configured subject logs in: the one
     // signed this second answers every login this second, so a login burst costs one HMAC a second.
-    let issued = { iat: Number.NaN, data: '' };
+    // One answer per second, encoded once: every login that second gets the same token (a token
+    // is a pure function of subject and iat).
+    let issued: { iat: number; reply: Reply | undefined } = { iat: Number.NaN, reply: undefined };
     const refuseWhileThrottled = (clientAddress: string): void => {
       const wait = throttle.retryAfter(clientAddress);
       if (wait > 0) {
@@ -106,9 +108,9 @@ export const TOKEN_ROUTE = defineRoute({
           logger.error('token signing failed', { err: err as Error });
           throw refusal('couldNotGenerateToken');
         }
-        issued = { iat, data: `{"token":${JSON.stringify(token)}}` };
+        issued = { iat, reply: encodedReply(ANSWERS.tokenGenerated, `{"token":${JSON.stringify(token)}}`) };
       }
-      return envelopeReply(ANSWERS.tokenGenerated, issued.data);
+      return issued.reply as Reply;
     };
   },
 });

@@ -8,7 +8,7 @@ import { bookJson } from '../model/book.ts';
 import { MAX_TEXT_LENGTH, MAX_YEAR, MIN_YEAR, validFields, validPatch } from '../model/valid-book.ts';
 import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { parseBookId } from './book-id.ts';
-import { bookEtag, writeCondition } from './etag.ts';
+import { BookEtags, bookEtag, writeCondition } from './etag.ts';
 import { LIST_BOOKS } from './list-route.ts';
 
 /** What the book routes need (docs/contract.md, "Books"). */
@@ -65,11 +65,6 @@ const CREATED_BOOK_LINKS: Readonly<Record<string, Link>> = {
   deleteBook: { operationId: 'deleteBook', parameters: { id: '$response.body#/data/id' }, description: 'Delete the book just created.' },
 };
 
-/** A book answer with its strong ETag (RFC 9110 §8.8.3), so a client can send it back in If-Match. */
-function bookReply(answered: typeof ANSWERS.bookRetrieved | typeof ANSWERS.bookUpdated, json: string): Reply {
-  return envelopeReply(answered, json, { etag: bookEtag(json) });
-}
-
 /** POST /book (docs/contract.md, "Books"). */
 const CREATE_BOOK = defineRoute({
   method: 'POST',
@@ -121,15 +116,17 @@ const GET_BOOK = defineRoute({
       ...TRANSPORT,
     },
   },
-  handler: ({ store }: BookRouteDeps) =>
-    ({ params }): Reply | Promise<Reply> => {
+  handler: ({ store }: BookRouteDeps) => {
+    const etags = new BookEtags();
+    return ({ params }): Reply | Promise<Reply> => {
       const id = parseBookId(params.id);
       return whenCaughtUp(store, () => {
         const json = store.getJson(id);
         if (json === undefined) throw refusal('bookNotFound');
-        return bookReply(ANSWERS.bookRetrieved, json);
+        return envelopeReply(ANSWERS.bookRetrieved, json, { etag: etags.etag(id, json) });
       });
-    },
+    };
+  },
 });
 
 /** PUT /book/{id} (docs/contract.md, "Books" and "Conditional requests"). */
@@ -167,7 +164,8 @@ const UPDATE_BOOK = defineRoute({
       // The condition is checked by the store against the state this write replaces: 404, then 412.
       const book = await store.update(id, patch, writeCondition(req));
       if (book === undefined) throw refusal('bookNotFound');
-      return bookReply(ANSWERS.bookUpdated, bookJson(book));
+      const json = bookJson(book);
+      return envelopeReply(ANSWERS.bookUpdated, json, { etag: bookEtag(json) });
     },
 });
 

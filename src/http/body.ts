@@ -20,11 +20,40 @@ export class ClientAbortedError extends Error {
  * Reads the whole body: refused by Content-Length before a byte is read, then counted while
  * reading (chunked bodies carry no length). Over the limit the answer carries `Connection: close`
  * so Node does not keep draining an unbounded upload.
+ *
+ * Looked at a turn later: a small body mostly comes in the read that brought its headers, and
+ * Node's parser frames all of that read before the turn ends, so the body is then in the
+ * request's buffer, every declared byte of it, and is taken with one `read()`, without a
+ * listener, flowing mode or 'end' (docs/performance.md, "Where the microseconds go"). Otherwise
+ * it is read as it comes.
  */
 function readBody(req: IncomingMessage): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > BODY_LIMIT) return Promise.reject(TOO_LARGE());
+  // A Transfer-Encoding frames the body instead (a server with insecureHTTPParser lets both through).
+  const length = declared === undefined || req.headers['transfer-encoding'] !== undefined ? -1 : Number(declared);
   sendContinue(req);
+  return NEXT_TURN.then(() => (req.complete || req.readableLength === length ? bufferedBody(req) : arrivingBody(req, length)));
+}
+
+const NEXT_TURN = Promise.resolve();
+const EMPTY = Buffer.alloc(0);
+
+/** A body Node's parser has framed whole (the request is complete, or its declared length is buffered). */
+function bufferedBody(req: IncomingMessage): Buffer {
+  const size = req.readableLength;
+  if (size > BODY_LIMIT) throw TOO_LARGE();
+  return size === 0 ? EMPTY : (req.read() as Buffer);
+}
+
+/**
+ * A body still arriving (`length` declared, or -1). One with a Content-Length is whole at its last declared byte: Node's
+ * parser framed it (anything after is the next request), so it is taken then rather than one tick
+ * later at 'end'.
+ */
+function arrivingBody(req: IncomingMessage, length: number): Promise<Buffer> {
+  // Gone before the turn came: no event is left to wait for.
+  if (req.destroyed) return Promise.reject(new ClientAbortedError());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -42,6 +71,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
         return;
       }
       chunks.push(chunk);
+      if (size === length) onEnd();
     };
     const onEnd = (): void => {
       cleanup();
@@ -78,6 +108,6 @@ function parseJsonObject(bytes: Uint8Array, invalid: InvalidBody): Record<string
 /** The 400 each endpoint answers a body that is not a JSON object with (docs/contract.md, "Bodies"). */
 export type InvalidBody = Extract<AnswerName, 'invalidInput' | 'invalidRequestPayload'>;
 
-export async function readJsonObject(req: IncomingMessage, invalid: InvalidBody): Promise<Record<string, unknown>> {
-  return parseJsonObject(await readBody(req), invalid);
+export function readJsonObject(req: IncomingMessage, invalid: InvalidBody): Promise<Record<string, unknown>> {
+  return readBody(req).then((bytes) => parseJsonObject(bytes, invalid));
 }

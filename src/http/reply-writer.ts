@@ -63,18 +63,24 @@ export interface ReplyWriterOptions {
   floor: ProgressFloor;
 }
 
-/** How an app turns replies and failures into answers and request log lines, built once per app. */
+/** What createReplyWriter makes: the writers, and whether a request's arrival must be timed. */
+export interface ReplyWriter {
+  send: SendReply;
+  fail: SendFailure;
+  /**
+   * Whether answers are timed (request lines logged, or request metrics): when not, a request's
+   * `start` is 0 and no clock is read for it, at arrival or at its end.
+   */
+  timed: boolean;
+}
+
 /** Unexpected failures logged in full per REPEATED_FAILURE_LOG_MS before the rest of them are only counted. */
 export const UNEXPECTED_BURST = 10;
 
-/** How a request's reply, or the failure that stopped it, is written. */
-export interface ReplyWriter {
-  readonly send: SendReply;
-  readonly fail: SendFailure;
-}
-
+/** How an app turns replies and failures into answers and request log lines, built once per app. */
 export function createReplyWriter({ logger, cors, isDraining, answerFault, requests, floor }: ReplyWriterOptions): ReplyWriter {
   const logRequests = logger.isEnabled('info');
+  const timed = logRequests || requests !== undefined;
   const streaming = { floor, logger };
   // Each of a few failures keeps its detail under its request id; a flood (a full disk fails every
   // request alike) is cut to UNEXPECTED_BURST lines per interval.
@@ -85,6 +91,7 @@ export function createReplyWriter({ logger, cors, isDraining, answerFault, reque
    * end for a streamed one (its last byte handed to the socket, or the cut, which the line says).
    */
   const answered = ({ req, reqId, start, route }: RequestContext, status: number, cut: boolean): void => {
+    if (!timed) return;
     const ms = performance.now() - start;
     if (requests !== undefined) requests.record(req.method as string, route, status, ms / 1000);
     if (logRequests) {
@@ -151,5 +158,5 @@ export function createReplyWriter({ logger, cors, isDraining, answerFault, reque
     send(ctx, INTERNAL_ERROR);
   };
 
-  return { send, fail };
+  return { send, fail, timed };
 }

@@ -66,8 +66,9 @@ export function malformedRequest(req: IncomingMessage): boolean {
   let authorizations = 0;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
-    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
-    else if (name.length === 13 && name.toLowerCase() === 'authorization') authorizations++;
+    // The spellings clients send are compared as they are: toLowerCase makes a string per header.
+    if (name.length === 4 && (name === 'host' || name === 'Host' || name.toLowerCase() === 'host')) hosts++;
+    else if (name.length === 13 && (name === 'authorization' || name === 'Authorization' || name.toLowerCase() === 'authorization')) authorizations++;
   }
   return hosts > 1 || authorizations > 1;
 }

@@ -12,7 +12,7 @@ export interface RequestContext<Params = Readonly<Record<string, string>>> {
   readonly res: ServerResponse;
   /** The X-Request-Id sent back and logged. */
   readonly reqId: string;
-  /** `performance.now()` at arrival, for the request log's responseTime. */
+  /** `performance.now()` at arrival, for the request log's responseTime and the duration metric; 0 when neither is kept (ReplyWriter.timed). */
   readonly start: number;
   /** Path parameters by name. */
   readonly params: Params;

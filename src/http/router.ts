@@ -13,10 +13,10 @@ export interface Routable {
 export type Params = Readonly<Record<string, string>>;
 
 export type Match<R> =
-  | { kind: 'found'; route: R; params: Params; pattern: string }
+  | { readonly kind: 'found'; readonly route: R; readonly params: Params; readonly pattern: string }
   /** The path exists but not with this method: 405 with this `Allow` value. */
-  | { kind: 'method'; allow: string; pattern: string }
-  | { kind: 'none' };
+  | { readonly kind: 'method'; readonly allow: string; readonly pattern: string }
+  | { readonly kind: 'none' };
 
 interface CompiledPath<R> {
   pattern: string;
@@ -26,6 +26,12 @@ interface CompiledPath<R> {
   names: readonly string[];
   routes: Map<string, R>;
   allow: string;
+  /**
+   * A path without parameters matches the same way every time: its matches by method (and its
+   * 405) are made once, not on every request (docs/performance.md, "Where the microseconds go").
+   */
+  matches: Map<string, Match<R>>;
+  wrongMethod: Match<R>;
 }
 
 const NONE = { kind: 'none' } as const;
@@ -34,6 +40,8 @@ const NO_PARAMS: Params = Object.freeze({});
 export class Router<R extends Routable> {
   readonly #paths: CompiledPath<R>[] = [];
   readonly #static = new Map<string, CompiledPath<R>>();
+  /** The paths with parameters, in table order: a path no static one names is matched against these alone. */
+  readonly #parameterized: CompiledPath<R>[] = [];
 
   /**
    * `everywhere`: methods every path answers besides its routes' (OPTIONS, when CORS answers it on
@@ -45,6 +53,9 @@ export class Router<R extends Routable> {
       const methods = new Set<string>([...path.routes.keys(), ...everywhere]);
       if (path.routes.has('GET')) methods.add('HEAD');
       path.allow = [...methods].sort().join(', ');
+      path.wrongMethod = { kind: 'method', allow: path.allow, pattern: path.pattern };
+      if (path.segments.includes(null)) this.#parameterized.push(path);
+      else for (const [method, route] of path.routes) path.matches.set(method, { kind: 'found', route, params: NO_PARAMS, pattern: path.pattern });
     }
   }
 
@@ -66,22 +77,16 @@ export class Router<R extends Routable> {
    */
   match(method: string, path: string): Match<R> {
     if (path.length > 1 && path.charCodeAt(path.length - 1) === 47 /* / */) path = path.slice(0, -1);
-    let compiled = this.#static.get(path);
-    let params: Params = NO_PARAMS;
-    if (compiled === undefined) {
-      for (const candidate of this.#paths) {
-        const found = matchSegments(candidate, path);
-        if (found !== null) {
-          compiled = candidate;
-          params = found;
-          break;
-        }
-      }
-      if (compiled === undefined) return NONE;
+    const routeMethod = method === 'HEAD' ? 'GET' : method;
+    const known = this.#static.get(path);
+    if (known !== undefined) return known.matches.get(routeMethod) ?? known.wrongMethod;
+    for (const candidate of this.#parameterized) {
+      const params = matchSegments(candidate, path);
+      if (params === null) continue;
+      const route = candidate.routes.get(routeMethod);
+      return route === undefined ? candidate.wrongMethod : { kind: 'found', route, params, pattern: candidate.pattern };
     }
-    const route = compiled.routes.get(method === 'HEAD' ? 'GET' : method);
-    if (route === undefined) return { kind: 'method', allow: compiled.allow, pattern: compiled.pattern };
-    return { kind: 'found', route, params, pattern: compiled.pattern };
+    return NONE;
   }
 
   #add(route: R): void {
@@ -93,7 +98,7 @@ export class Router<R extends Routable> {
     if (new Set(names).size !== names.length) throw new TypeError(`route pattern names a parameter twice: ${route.pattern}`);
     let compiled = this.#paths.find((p) => p.pattern === route.pattern);
     if (compiled === undefined) {
-      compiled = { pattern: route.pattern, segments, names, routes: new Map(), allow: '' };
+      compiled = { pattern: route.pattern, segments, names, routes: new Map(), allow: '', matches: new Map(), wrongMethod: NONE };
       this.#paths.push(compiled);
       if (!segments.includes(null)) this.#static.set(route.pattern, compiled);
     }

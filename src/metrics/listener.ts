@@ -53,10 +53,10 @@ const LISTENER_FIELD = { listener: 'metrics' } as const;
  */
 function metricsApp(registry: Registry, hostAllowed: HostCheck | undefined, logger: Logger, limits: TransportLimits): ServedApp {
   const floor = progressFloor(limits);
-  const { send, fail } = createReplyWriter({ logger, cors: undefined, isDraining: () => app.draining, answerFault: () => undefined, requests: undefined, floor });
+  const { send, fail, timed } = createReplyWriter({ logger, cors: undefined, isDraining: () => app.draining, answerFault: () => undefined, requests: undefined, floor });
   const app = ((req: IncomingMessage, res: ServerResponse): void => {
     const found = pathOf(req.url as string) === METRICS_PATH;
-    const ctx: RequestContext = { req, res, reqId: requestIdFrom(req), start: performance.now(), params: NO_PARAMS, route: found ? METRICS_PATH : UNMATCHED_ROUTE };
+    const ctx: RequestContext = { req, res, reqId: requestIdFrom(req), start: timed ? performance.now() : 0, params: NO_PARAMS, route: found ? METRICS_PATH : UNMATCHED_ROUTE };
     try {
       if (malformedRequest(req)) return send(ctx, BAD_REQUEST);
       if (hostAllowed !== undefined && !hostAllowed(req)) return send(ctx, MISDIRECTED);

@@ -204,7 +204,7 @@ interface RequestHandlerParts {
 
 /** One request, checked in the contract's order, answered through the reply writer. */
 function requestHandler({ hostAllowed, router, cors, authorize, writer }: RequestHandlerParts): (req: IncomingMessage, res: ServerResponse) => void {
-  const { send, fail } = writer;
+  const { send, fail, timed } = writer;
   // RFC 9110 §9.3.7: `OPTIONS *` asks about the server as a whole (docs/contract.md, "Paths and ids").
   const serverOptions = envelopeReply(ANSWERS.ok, 'null', { allow: router.allowAnywhere('OPTIONS') });
   return (req, res) => {
@@ -213,7 +213,7 @@ function requestHandler({ hostAllowed, router, cors, authorize, writer }: Reques
       req,
       res,
       reqId: requestIdFrom(req),
-      start: performance.now(),
+      start: timed ? performance.now() : 0,
       params: match.kind === 'found' ? match.params : NO_PARAMS,
       route: match.kind === 'none' ? UNMATCHED_ROUTE : match.pattern,
     };

@@ -86,7 +86,9 @@ export type HostCheck = (req: IncomingMessage) => boolean;
 /**
  * The check for `entries` (the form parseAllowedHosts takes), built once: undefined when any name
  * is accepted (no entries given, or `*`), so such a service pays nothing per request. Per request:
- * one Set lookup, then one `endsWith` per `.domain` entry.
+ * a comparison with the last Host value accepted (clients name the service the same way request
+ * after request; the answer depends on that value alone), else one Set lookup, then one
+ * `endsWith` per `.domain` entry.
  */
 export function createHostCheck(entries: readonly string[] | undefined): HostCheck | undefined {
   if (entries === undefined) return undefined;
@@ -101,16 +103,21 @@ export function createHostCheck(entries: readonly string[] | undefined): HostChe
       domains.push(name);
     } else exact.add(name);
   }
+  const accepts = (name: string): boolean => {
+    if (exact.has(name)) return true;
+    for (const domain of domains) if (name.endsWith(domain)) return true;
+    return false;
+  };
+  let lastAccepted: string | undefined;
   return (req) => {
     const host = targetHost(req);
     // An HTTP/1.0 request may leave Host out (an HTTP/1.1 one without it is refused before this):
     // no name to check, and no browser sends such a request.
-    if (host === undefined) return true;
+    if (host === undefined || host === lastAccepted) return true;
     const name = hostName(host);
-    if (name === undefined) return false;
-    if (exact.has(name)) return true;
-    for (const domain of domains) if (name.endsWith(domain)) return true;
-    return false;
+    if (name === undefined || !accepts(name)) return false;
+    lastAccepted = host;
+    return true;
   };
 }
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { SCENARIOS, seedBook } from './scenarios.ts';
 
 /**
- * One side of `npm run bench:in-process` (bench/in-process.ts): `<dist> <scenario> <requests>
+ * One side of `npm run bench:paired` (bench/paired.ts): `<dist> <scenario> <requests>
  * <warmup>` loads the library from a build's dist/, serves it in this process on a fresh data
  * directory, seeds 100 books, sends the scenario's requests one at a time on one keep-alive socket
  * and prints this process's CPU µs per answer (the client's share is the same for both builds).
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   const scenario = SCENARIOS.find((s) => s.name === scenarioName);
   if (scenario === undefined) throw new Error(`unknown scenario ${scenarioName}`);
   const lib = (await import(join(dist, 'index.js'))) as LibraryBuild;
-  const dir = await mkdtemp(join(tmpdir(), 'book-catalogue-in-process-'));
+  const dir = await mkdtemp(join(tmpdir(), 'book-catalogue-paired-'));
   const credentials = { username: 'bench', password: 'bench-password' };
   const store = await lib.openStore(dir, {});
   const server = lib.createServer({ store, secret: 'in-process bench secret, 32 bytes or more', ...credentials });
@@ -83,6 +83,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bench in-process: ${(err as Error).message}\n`);
+  process.stderr.write(`bench paired: ${(err as Error).message}\n`);
   process.exitCode = 1;
 });
