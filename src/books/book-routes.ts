@@ -5,7 +5,7 @@ import type { Header, Link, Parameter, Schema } from '../http/openapi-types.ts';
 import { envelopeReply } from '../http/respond.ts';
 import { defineRoute, type Reply } from '../http/route.ts';
 import { bookJson } from '../model/book.ts';
-import { MAX_TEXT_LENGTH, MAX_YEAR, MIN_YEAR, validFields, validPatch } from '../model/valid-book.ts';
+import { MAX_BOOK_ID, MAX_TEXT_LENGTH, MAX_YEAR, MIN_YEAR, validFields, validPatch } from '../model/valid-book.ts';
 import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { parseBookId } from './book-id.ts';
 import { BookEtags, bookEtag, writeCondition } from './etag.ts';
@@ -32,7 +32,7 @@ export const BOOK_SCHEMAS: Readonly<Record<string, Schema>> = {
   Book: {
     type: 'object',
     required: ['id', 'title', 'author', 'year'],
-    properties: { id: { type: 'integer', minimum: 1 }, title: text('Title'), author: text('Author'), year },
+    properties: { id: { type: 'integer', minimum: 1, maximum: MAX_BOOK_ID }, title: text('Title'), author: text('Author'), year },
   },
   BookInput: { type: 'object', required: ['title', 'author', 'year'], properties: { title: text('Title'), author: text('Author'), year } },
   BookPatch: { type: 'object', properties: { title: text('Title'), author: text('Author'), year } },
@@ -48,7 +48,7 @@ const ID: Parameter = {
   in: 'path',
   required: true,
   description: 'A book id. Any decimal digits naming a safe integer are accepted (`007` is 7); anything else is 400 `Invalid book id`.',
-  schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+  schema: { type: 'integer', minimum: 1, maximum: MAX_BOOK_ID },
 };
 const BOOK_NOT_FOUND = answer(404, [ANSWERS.bookNotFound.message]);
 const LOCATION: Header = {
