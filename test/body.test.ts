@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { readJsonObject } from '../src/http/body.ts';
 import { startApp, TEST_PASSWORD, TEST_USER, type TestApp } from './helpers/app.ts';
 import { openConnection, rawRequest, rawRequestThenClose, type RawResponse } from './helpers/raw.ts';
 import { until, within } from './helpers/wait.ts';
@@ -213,26 +210,25 @@ describe('request bodies (docs/contract.md, "Bodies")', () => {
   });
 });
 
-describe('readJsonObject on a body that came with its headers', () => {
-  it('takes it from the request\'s buffer: the request is never put in flowing mode and no data listener is left', async () => {
-    const seen: { body: Record<string, unknown>; flowing: boolean | null; dataListeners: number }[] = [];
-    const server = createServer((req, res) => {
-      readJsonObject(req, 'invalidInput').then(
-        (body) => {
-          seen.push({ body, flowing: req.readableFlowing, dataListeners: req.listenerCount('data') });
-          res.end();
-        },
-        (err: unknown) => res.destroy(err as Error),
-      );
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+describe('bytes after a body shorter than the rest of its read (garbage after a short Content-Length)', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startApp();
+  });
+  after(() => app.close());
+
+  it('the answer to the request is the connection\'s last: Connection: close, and no answer to the garbage after it', async () => {
+    const conn = await openConnection(app.port);
     try {
-      const { port } = server.address() as AddressInfo;
-      const res = await rawRequest(port, `POST / HTTP/1.1\r\nHost: t\r\nContent-Length: ${BOOK.length}\r\n\r\n${BOOK}`);
-      assert.equal(res.status, 200);
-      assert.deepEqual(seen, [{ body: JSON.parse(BOOK) as Record<string, unknown>, flowing: null, dataListeners: 0 }]);
+      const garbage = '\u00f0'.repeat(2000);
+      conn.write(Buffer.from(`POST /book HTTP/1.1\r\nHost: t\r\nAuthorization: ${app.token()}\r\nContent-Length: 5\r\n\r\n{"tit${garbage}`, 'latin1'));
+      const res = await conn.response();
+      assert.deepEqual(res.json, { status: 400, message: 'Invalid input', data: null });
+      assert.equal(res.headers.connection, 'close', 'the parse error after the body makes this answer the last');
+      await within('the server closing the connection after its answer', conn.closed);
+      await assert.rejects(conn.response(), 'nothing follows the answer');
     } finally {
-      server.close();
+      conn.destroy();
     }
   });
 });

@@ -21,25 +21,22 @@ export class ClientAbortedError extends Error {
  * reading (chunked bodies carry no length). Over the limit the answer carries `Connection: close`
  * so Node does not keep draining an unbounded upload.
  *
- * Looked at a turn later: a small body mostly comes in the read that brought its headers, and
- * Node's parser frames all of that read before the turn ends, so the body is then in the
- * request's buffer, every declared byte of it, and is taken with one `read()`, without a
+ * Looked at a little later: a request whose body came in the read that brought its headers may be
+ * complete by then, its body in the request's buffer, and is taken with one `read()`, without a
  * listener, flowing mode or 'end' (docs/performance.md, "Where the microseconds go"). Otherwise
  * it is read as it comes.
  */
 function readBody(req: IncomingMessage): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > BODY_LIMIT) return Promise.reject(TOO_LARGE());
-  // A Transfer-Encoding frames the body instead (a server with insecureHTTPParser lets both through).
-  const length = declared === undefined || req.headers['transfer-encoding'] !== undefined ? -1 : Number(declared);
   sendContinue(req);
-  return NEXT_TURN.then(() => (req.complete || req.readableLength === length ? bufferedBody(req) : arrivingBody(req, length)));
+  return NEXT_TURN.then(() => (req.complete ? bufferedBody(req) : arrivingBody(req)));
 }
 
 const NEXT_TURN = Promise.resolve();
 const EMPTY = Buffer.alloc(0);
 
-/** A body Node's parser has framed whole (the request is complete, or its declared length is buffered). */
+/** A body Node's parser has framed whole: the request is complete. */
 function bufferedBody(req: IncomingMessage): Buffer {
   const size = req.readableLength;
   if (size > BODY_LIMIT) throw TOO_LARGE();
@@ -47,11 +44,14 @@ function bufferedBody(req: IncomingMessage): Buffer {
 }
 
 /**
- * A body still arriving (`length` declared, or -1). One with a Content-Length is whole at its last declared byte: Node's
- * parser framed it (anything after is the next request), so it is taken then rather than one tick
- * later at 'end'.
+ * A body still arriving, taken at 'end'. Not sooner, at its last declared byte: that comes from
+ * within the parser's pass over a read, and callbacks queued then run before the parser reaches
+ * what follows, so the answer could leave before a parse error in those bytes (garbage after a
+ * short Content-Length) was seen, and that error would then get an answer of its own after it,
+ * where it must make this answer the connection's last (`npm run fuzz`). 'end' comes once the
+ * parser is done with the read.
  */
-function arrivingBody(req: IncomingMessage, length: number): Promise<Buffer> {
+function arrivingBody(req: IncomingMessage): Promise<Buffer> {
   // Gone before the turn came: no event is left to wait for.
   if (req.destroyed) return Promise.reject(new ClientAbortedError());
   return new Promise((resolve, reject) => {
@@ -71,7 +71,6 @@ function arrivingBody(req: IncomingMessage, length: number): Promise<Buffer> {
         return;
       }
       chunks.push(chunk);
-      if (size === length) onEnd();
     };
     const onEnd = (): void => {
       cleanup();
