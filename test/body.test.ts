@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startApp, TEST_PASSWORD, TEST_USER, type TestApp } from './helpers/app.ts';
+import { ClientAbortedError, readJsonObject } from '../src/http/body.ts';
 import { openConnection, rawRequest, rawRequestThenClose, type RawResponse } from './helpers/raw.ts';
 import { until, within } from './helpers/wait.ts';
 
@@ -230,5 +233,14 @@ describe('bytes after a body shorter than the rest of its read (garbage after a 
     } finally {
       conn.destroy();
     }
+  });
+});
+
+describe('readJsonObject on a request already gone (a PUT whose client left while it waited for the store)', () => {
+  it('is refused at once as ClientAbortedError, not left waiting for events that were already emitted', async () => {
+    const req = new IncomingMessage(new Socket());
+    req.destroy();
+    await new Promise((resolve) => req.once('close', resolve));
+    await assert.rejects(within('readJsonObject settling on a destroyed request', readJsonObject(req, 'invalidInput')), ClientAbortedError);
   });
 });

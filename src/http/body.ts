@@ -21,38 +21,18 @@ export class ClientAbortedError extends Error {
  * reading (chunked bodies carry no length). Over the limit the answer carries `Connection: close`
  * so Node does not keep draining an unbounded upload.
  *
- * Looked at a little later: a request whose body came in the read that brought its headers may be
- * complete by then, its body in the request's buffer, and is taken with one `read()`, without a
- * listener, flowing mode or 'end' (docs/performance.md, "Where the microseconds go"). Otherwise
- * it is read as it comes.
+ * Taken at 'end', never sooner (at its last declared byte, or from the request's buffer before
+ * the request is complete): those moments come from within the parser's pass over a read, and
+ * callbacks queued then run before the parser reaches what follows, so the answer could leave
+ * before a parse error in those bytes (garbage after a short Content-Length) was seen, and that
+ * error would then get an answer of its own after it, where it must make this answer the
+ * connection's last (`npm run fuzz`). 'end' comes once the parser is done with the read.
  */
 function readBody(req: IncomingMessage): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > BODY_LIMIT) return Promise.reject(TOO_LARGE());
   sendContinue(req);
-  return NEXT_TURN.then(() => (req.complete ? bufferedBody(req) : arrivingBody(req)));
-}
-
-const NEXT_TURN = Promise.resolve();
-const EMPTY = Buffer.alloc(0);
-
-/** A body Node's parser has framed whole: the request is complete. */
-function bufferedBody(req: IncomingMessage): Buffer {
-  const size = req.readableLength;
-  if (size > BODY_LIMIT) throw TOO_LARGE();
-  return size === 0 ? EMPTY : (req.read() as Buffer);
-}
-
-/**
- * A body still arriving, taken at 'end'. Not sooner, at its last declared byte: that comes from
- * within the parser's pass over a read, and callbacks queued then run before the parser reaches
- * what follows, so the answer could leave before a parse error in those bytes (garbage after a
- * short Content-Length) was seen, and that error would then get an answer of its own after it,
- * where it must make this answer the connection's last (`npm run fuzz`). 'end' comes once the
- * parser is done with the read.
- */
-function arrivingBody(req: IncomingMessage): Promise<Buffer> {
-  // Gone before the turn came: no event is left to wait for.
+  // Gone already: no event is left to wait for.
   if (req.destroyed) return Promise.reject(new ClientAbortedError());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
