@@ -88,14 +88,7 @@ export class YieldBudget {
 
   /** The same for callback code: `run` is called on a later turn, with a fresh share. */
   onNextTurn(run: () => void): void {
-    if (this.#clock !== undefined) {
-      void this.nextTurn().then(run);
-      return;
-    }
-    setImmediate(() => {
-      this.#renew();
-      run();
-    });
+    void this.nextTurn().then(run);
   }
 
   #renew(): void {
