@@ -8,13 +8,18 @@ import { readFileSync } from 'node:fs';
  */
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
 
+/** User + system CPU µs of one /proc stat file (a process's, or a thread's under /proc/PID/task). */
+export function statMicros(path: string): number {
+  const stat = readFileSync(path, 'utf8');
+  // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15 (proc(5)).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / TICKS_PER_SECOND;
+}
+
 export function cpuMicros(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15 (proc(5)).
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / TICKS_PER_SECOND;
+    return statMicros(`/proc/${pid}/stat`);
   } catch {
     return undefined;
   }

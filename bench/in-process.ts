@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Duplex } from 'node:stream';
 import { createCeilingServer, createFloorServer } from './ceiling.ts';
+import { statMicros } from './cpu.ts';
 import { benchFlags } from './flags.ts';
 import { median } from './median.ts';
 import { SCENARIOS, seedBook, type Scenario } from './scenarios.ts';
@@ -61,9 +62,7 @@ function threadMicros(): { main: number; others: number } {
   let main = 0;
   let others = 0;
   for (const tid of readdirSync('/proc/self/task')) {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const micros = (Number(fields[11]) + Number(fields[12])) * 10_000;
+    const micros = statMicros(`/proc/self/task/${tid}/stat`);
     if (tid === String(process.pid)) main += micros;
     else others += micros;
   }
