@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { MAX_CHANGES_PAGE_BYTES } from '../src/events/resume-point.ts';
+import { MAX_CHANGES_PAGE_BYTES } from '../src/events/changes-route.ts';
 import { UNEXPECTED_BURST } from '../src/http/reply-writer.ts';
 import { REPEATED_FAILURE_LOG_MS } from '../src/log.ts';
 import { MemoryBudget } from '../src/index.ts';

@@ -4,7 +4,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { createApp, MESSAGES, openStore } from '../src/index.ts';
 import { OPENAPI_DOCUMENT } from '../src/service/openapi-document.ts';
 import { OPERATION_METHODS, type Operation, type Response, type ResponseRef, type Schema } from '../src/http/openapi-types.ts';
-import { MAX_CHANGES_PAGE_BYTES } from '../src/events/resume-point.ts';
+import { MAX_CHANGES_PAGE_BYTES } from '../src/events/changes-route.ts';
 import { EVENT_STREAM_DEFAULTS } from '../src/events/stream-registry.ts';
 import { MAX_PAGE_LIMIT } from '../src/http/paging.ts';
 import { RETAINED_CHANGES } from '../src/store/change-log.ts';

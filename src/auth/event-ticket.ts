@@ -33,14 +33,14 @@ function derive(key: Uint8Array): Buffer {
  * and fails only what needs the key, as POST /token does.
  */
 export function ticketKeys(keys: SigningKeys): TicketKeys {
-  let derived: Buffer[] | undefined;
-  const all = (): Buffer[] => (derived ??= keys.verifying.map(derive));
+  let signing: Buffer | undefined;
+  let verifying: Buffer[] | undefined;
   return {
     get signing() {
-      return all()[0] as Buffer;
+      return (signing ??= derive(keys.signing));
     },
     get verifying() {
-      return all();
+      return (verifying ??= keys.verifying.map(derive));
     },
   };
 }

@@ -7,9 +7,18 @@ import { defineRoute, type Reply } from '../http/route.ts';
 import { whenCaughtUp, type BookStore } from '../store/book-store.ts';
 import { changeJson } from '../store/change.ts';
 import { RETAINED_CHANGES } from '../store/change-log.ts';
-import { changesQuery, MAX_CHANGES_PAGE_BYTES } from './resume-point.ts';
+import { changesQuery } from './resume-point.ts';
 
 /** The schema GET /changes' operation refers to. */
+/**
+ * The bytes of changes past which GET /changes adds no more to a page (docs/contract.md,
+ * "Change feed"): 1000 changes of the largest books (a title and an author of 1000 control
+ * characters, each escaped to six) are about 12 MB of JSON text, built as one string. 256 KiB holds
+ * 1000 changes of typical books (about 150 bytes each) and keeps what one address's answers in
+ * flight can hold, 256 of them, at 64 MiB (SECURITY.md, "Limits").
+ */
+export const MAX_CHANGES_PAGE_BYTES = 256 * 1024;
+
 export const CHANGE_SCHEMAS: Readonly<Record<string, Schema>> = {
   Change: {
     type: 'object',

@@ -3,15 +3,6 @@ import { trimOws } from '../http/header-value.ts';
 import { cursorParam, MAX_PAGE_LIMIT, pageLimit } from '../http/paging.ts';
 import { queryOf, singleParam } from '../http/query-params.ts';
 
-/**
- * The bytes of changes past which GET /changes adds no more to a page (docs/contract.md,
- * "Change feed"): 1000 changes of the largest books (a title and an author of 1000 control
- * characters, each escaped to six) are about 12 MB of JSON text, built as one string. 256 KiB holds
- * 1000 changes of typical books (about 150 bytes each) and keeps what one address's answers in
- * flight can hold, 256 of them, at 64 MiB (SECURITY.md, "Limits").
- */
-export const MAX_CHANGES_PAGE_BYTES = 256 * 1024;
-
 /** GET /changes' `since` (default 0) and `limit` (default the largest, MAX_PAGE_LIMIT). */
 export function changesQuery(url: string): { since: number; limit: number } {
   const query = queryOf(url);

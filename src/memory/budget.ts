@@ -1,3 +1,5 @@
+import { getHeapStatistics } from 'node:v8';
+
 /**
  * What a client can make the process hold, by kind: the label of the budget's metrics, and the
  * rows of SECURITY.md's "Memory budget" table.
@@ -11,8 +13,6 @@
 export type ConsumerKind = 'list_snapshots' | 'answers_in_flight' | 'event_streams' | 'retained_changes';
 
 export const CONSUMER_KINDS: readonly ConsumerKind[] = ['list_snapshots', 'answers_in_flight', 'event_streams', 'retained_changes'];
-
-import { getHeapStatistics } from 'node:v8';
 
 /** The default budget at most: what a 2 GB host can give on top of the catalogue itself (SECURITY.md, "Memory budget"). */
 export const DEFAULT_MEMORY_BUDGET_BYTES = 256 * 1024 * 1024;

@@ -1,21 +1,14 @@
+import type { Segment } from '../compression/gzip-member.ts';
 import type { PageText } from './book-index.ts';
 
-/** One slice of a page text as raw deflate, compressed on its own (the shape of compression/gzip-member.ts's `Segment`). */
-export interface DeflatedSlice {
-  readonly deflated: Buffer;
-  /** CRC-32 of the slice's UTF-8 bytes. */
-  readonly crc: number;
-  /** The slice's UTF-8 length. */
-  readonly size: number;
-}
-
 /**
- * A page text's gzip form, kept beside it and filled in a slice at a time by the lists sent
- * gzip-encoded (books/compressed-list-body.ts), so each slice of a page version is compressed once.
+ * A page text's gzip form, one gzip-member segment per slice, kept beside it and filled in a slice
+ * at a time by the lists sent gzip-encoded (books/compressed-list-body.ts), so each slice of a page
+ * version is compressed once.
  */
 export interface DeflatedText {
   /** One per slice of the text, in order; undefined: not compressed yet. */
-  readonly slices: (DeflatedSlice | undefined)[];
+  readonly slices: (Segment | undefined)[];
   /** Slices not compressed yet. */
   missing: number;
   /** Compressed bytes of the slices so far. */

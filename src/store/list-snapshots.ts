@@ -25,6 +25,8 @@ export class ListSnapshots {
   }
 
   take(): Promise<ListSnapshot> {
+    // A first slice at once, as the timed job it is: none while other timed jobs wait their turn
+    // (a spent share's deadline has passed), so a list asking during searches joins the line.
     if (this.#snapshot === undefined && this.#settling === undefined && this.#index.buildListTexts(YieldBudget.timed(SETTLING_SLICE_MS).deadline) === 0) {
       this.#snapshot = this.#index.snapshot();
     }
