@@ -88,7 +88,7 @@ describe('the built-in page in Debian chromium', needs('chromium'), () => {
 
   check('the first view is under 72 KB and its CSP has no unsafe-inline', async () => {
     await dialogOpen('signin-dialog');
-    // Headers included (each of the 24 files carries about 400 bytes of them); test/ui-server.test.ts bounds the files alone.
+    // Headers included (each of the 23 files carries about 400 bytes of them); test/ui-server.test.ts bounds the files alone.
     const transferred = [...page.record.transferred.values()].reduce((a, b) => a + b, 0);
     assert.ok(transferred > 0 && transferred < 72 * 1024, `${transferred} bytes`);
     const res = await fetch(`${app.url}/`);

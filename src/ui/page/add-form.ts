@@ -20,7 +20,7 @@ export interface AddFormView {
 }
 
 /** "Not sent: check Author and Year." */
-export function problemsSummary(problems: Problems): string {
+function problemsSummary(problems: Problems): string {
   const names = FIELDS.filter((field) => problems[field] !== undefined).map((field) => FIELD_LABELS[field]);
   if (names.length === 0) return '';
   const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;

@@ -101,7 +101,7 @@ export function createBookActions(api: Api, store: Store, catalogue: Catalogue):
     }
     const mine = changedFields(now.book, { ...now.book, ...patch });
     const overwrites = changedNames(mine).filter((field) => now.book[field] !== edit.base[field]);
-    store.update({ edit: { ...edit, base: now.book, etag: now.etag, conflict: { current: now.book, mine, overwrites }, problems: {}, error: '' } });
+    store.update({ edit: { ...edit, base: now.book, etag: now.etag, conflict: { mine, overwrites }, problems: {}, error: '' } });
     return 'conflict';
   }
 

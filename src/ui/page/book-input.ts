@@ -2,7 +2,7 @@ import type { BookFields, BookPatch } from '../../model/book.ts';
 import { FIELD_RULES, validField } from '../../model/book-rule.ts';
 
 /**
- * What a person typed into a book form, read by the service's own rule (src/model/valid-book.ts,
+ * What a person typed into a book form, read by the service's own rule (src/model/book-rule.ts,
  * built into the page), so a field that breaks it is named with its rule before anything is sent.
  * No DOM here: test/ui-book-input.test.ts runs it in Node.
  */

@@ -1,4 +1,4 @@
-import type { BookFields } from '../../model/book.ts';
+import type { Book, BookFields } from '../../model/book.ts';
 import { changedNames, FIELD_LABELS, FIELDS, type FieldName, type Typed } from './book-input.ts';
 import { element, say } from './dom.ts';
 import { fill, focusFirstProblem, showProblems, typedIn, type BookInputs } from './fields-view.ts';
@@ -56,7 +56,8 @@ export function createEditDialog(elements: EditDialogElements, handlers: EditDia
   // Escape closes the dialog itself; the state follows.
   dialog.addEventListener('close', () => handlers.close());
 
-  function showConflict({ current, mine, overwrites }: Conflict): void {
+  /** `current`: the version saved meanwhile, which the form now starts from (the edit's base). */
+  function showConflict(current: Book, { mine, overwrites }: Conflict): void {
     const changing = changedNames(mine);
     // The fields this person did not change now show the version saved meanwhile: what Save would keep.
     fill(inputs, current, FIELDS.filter((field) => !changing.includes(field)));
@@ -96,7 +97,7 @@ export function createEditDialog(elements: EditDialogElements, handlers: EditDia
       showProblems(inputs, edit.problems);
       say(error, edit.error);
       if (edit.conflict !== before.edit?.conflict) {
-        if (edit.conflict !== undefined) showConflict(edit.conflict);
+        if (edit.conflict !== undefined) showConflict(edit.base, edit.conflict);
         else {
           conflict.panel.hidden = true;
           save.hidden = false;

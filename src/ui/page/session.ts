@@ -11,7 +11,7 @@ export interface Session {
 }
 
 /** 429: when the service will take another try (Retry-After, RFC 9110 §10.2.3, in seconds). */
-export function retryText(retryAfter: string | null, now = Date.now()): string {
+function retryText(retryAfter: string | null, now = Date.now()): string {
   const seconds = retryAfter !== null && /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined;
   if (seconds === undefined) return 'Try again later.';
   const at = new Date(now + seconds * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });

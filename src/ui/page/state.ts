@@ -38,9 +38,8 @@ export interface FormState {
   readonly error: string;
 }
 
+/** A save refused because another one came first; the edit's base is now the version saved meanwhile. */
 export interface Conflict {
-  /** The version saved meanwhile, which the form now starts from. */
-  readonly current: Book;
   /** What saving now would change in it: the person's own changes that differ from it. */
   readonly mine: BookPatch;
   /** Fields of `mine` that the other person had changed too: saving replaces their change. */
