@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { IncomingMessage } from 'node:http';
 import { resumePoint } from '../src/events/resume-point.ts';
-import { trimOws } from '../src/http/header-value.ts';
+import { addVary, trimOws } from '../src/http/header-value.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { rawRequest } from './helpers/raw.ts';
 
@@ -74,5 +74,16 @@ describe('optional whitespace in header values is SP and HTAB only (RFC 9110 §5
     const res = await request(app.port, `Authorization: ${app.token()}\r\nX-Request-Id: \xA0abc\xA0\r\n`);
     assert.notEqual(res.headers['x-request-id'], 'abc');
     assert.match(res.headers['x-request-id'] ?? '', /^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('addVary: one rule for every answer that adds a field to Vary (RFC 9110 §12.5.5)', () => {
+  it('starts the list, appends each field it lacks, and leaves a list that names the field already, whatever its case or spacing', () => {
+    assert.equal(addVary(undefined, 'Origin'), 'Origin');
+    assert.equal(addVary('Origin', 'Accept-Encoding'), 'Origin, Accept-Encoding');
+    assert.equal(addVary('Origin,  accept-encoding', 'Accept-Encoding'), 'Origin,  accept-encoding');
+    assert.equal(addVary('Accept-Encoding', 'Origin'), 'Accept-Encoding, Origin');
+    assert.equal(addVary('X-Origin-Id', 'Origin'), 'X-Origin-Id, Origin', 'a field whose name merely contains it is another field');
+    assert.equal(addVary('Origin', 'Origin, Access-Control-Request-Method'), 'Origin, Access-Control-Request-Method', 'a list: each field it lacks');
   });
 });

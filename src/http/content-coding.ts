@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { gzip, gzipSync, type ZlibOptions } from 'node:zlib';
 import { acceptsGzip } from './accept-encoding.ts';
 import { COMPRESSION_LEVEL, DOCUMENT_COMPRESSION_LEVEL } from '../compression/gzip-member.ts';
+import { addVary } from './header-value.ts';
 import { envelopeText } from './respond.ts';
 import type { DocumentReply, EnvelopeReply, Reply, PiecewiseBody } from './route.ts';
 
@@ -13,7 +14,7 @@ import type { DocumentReply, EnvelopeReply, Reply, PiecewiseBody } from './route
  * for zlib's setup on every call, a good part of what answering it costs. A book (about 135
  * bytes, which gzip leaves at 132), an error, a token, /healthz are all below it.
  */
-export const MIN_COMPRESSED_LENGTH = 1024;
+const MIN_COMPRESSED_LENGTH = 1024;
 /**
  * A body made for one answer (a page of books, of changes) at most this long, in UTF-16 units, is
  * compressed in its request's own turn (under 1 ms at level 1); a longer one on zlib's thread
@@ -115,7 +116,7 @@ function variantsOf(reply: BodyReply): Variants {
 }
 
 function varied(headers: Headers | undefined): Record<string, string> {
-  return Object.assign({}, headers, { vary: headers?.vary === undefined ? VARY : `${headers.vary}, ${VARY}` });
+  return Object.assign({}, headers, { vary: addVary(headers?.vary, VARY) });
 }
 
 function gzipHeaders(headers: Headers | undefined): Headers {

@@ -14,3 +14,19 @@ export function trimOws(value: string): string {
 function isOws(c: number): boolean {
   return c === 32 || c === 9;
 }
+
+/**
+ * A Vary value naming `names` too (RFC 9110 §12.5.5: a list of field names, matched without regard
+ * to case): each one the list lacks is added at its end. Every answer that varies on a field
+ * (Origin and a preflight's request fields for CORS, Accept-Encoding for its coding) adds it here.
+ */
+export function addVary(vary: string | undefined, names: string): string {
+  if (vary === undefined) return names;
+  let merged = vary;
+  const listed = vary.split(',').map((name) => trimOws(name).toLowerCase());
+  for (const name of names.split(',')) {
+    const field = trimOws(name);
+    if (!listed.includes(field.toLowerCase())) merged += `, ${field}`;
+  }
+  return merged;
+}

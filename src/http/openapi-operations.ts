@@ -80,17 +80,17 @@ export const PRECONDITION_FAILED = answer(412, [ANSWERS.preconditionFailed.messa
 
 /** docs/contract.md, "Compression": which reads' answers are gzip-encoded, and how a cache tells the forms apart. */
 const CONTENT_ENCODING: Header = {
-  description: '`gzip` when the request\'s Accept-Encoding takes gzip (RFC 9110 §12.5.3) and the answer is 1 KiB or more; then its ETag, when it has one, is the gzip form\'s, `-gzip` inside the quotes. Absent: sent as it is.',
+  description: '`gzip` when the request\'s Accept-Encoding takes gzip (RFC 9110 §12.5.3) and the answer is 1 KiB or more (an envelope whose `data` is 1024 characters or more; a document of 1024 bytes or more); then its ETag, when it has one, is the gzip form\'s, `-gzip` inside the quotes. Absent: sent as it is.',
   schema: { type: 'string', enum: ['gzip'] },
 };
 const VARY: Header = {
-  description: '`Accept-Encoding` on an answer of 1 KiB or more, whichever coding it was sent in (`Origin, Accept-Encoding` while CORS is on for listed origins).',
+  description: '`Accept-Encoding` on an answer of 1 KiB or more (as Content-Encoding counts it), whichever coding it was sent in (`Origin, Accept-Encoding` while CORS is on for listed origins).',
   schema: { type: 'string' },
 };
 
 /**
  * The coding a 200 may be sent in (http/content-coding.ts encodes every 200 of 1 KiB or more, whatever
- * the method: a PUT's answer carrying a long book too). A streamed answer is never encoded.
+ * the method: a PUT's answer carrying a long book too). An event stream (GET /events) is never encoded.
  */
 function encodable(operation: Operation): Operation {
   const ok = operation.responses['200'];

@@ -4,6 +4,7 @@ import { ClientAbortedError } from './body.ts';
 import type { Cors } from './cors.ts';
 import { encodeReply } from './content-coding.ts';
 import { ANSWERS, HttpError } from './messages.ts';
+import { addVary } from './header-value.ts';
 import { evaluatePreconditions, hasPreconditions, type PreconditionOutcome } from './preconditions.ts';
 import { pathOf, unreadBodyForcesClose } from './request.ts';
 import { envelopeReply, writeBody, writeEnvelope, writeNotModified, writePiecewiseJson } from './respond.ts';
@@ -35,7 +36,7 @@ function readPrecondition(req: IncomingMessage, reply: Reply): PreconditionOutco
 function withCors(corsHeaders: Readonly<Record<string, string>>, headers: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
   const merged: Record<string, string> = Object.assign({}, corsHeaders, headers);
   const vary = headers?.vary;
-  if (corsHeaders.vary !== undefined && vary !== undefined && !vary.includes(corsHeaders.vary)) merged.vary = `${corsHeaders.vary}, ${vary}`;
+  if (corsHeaders.vary !== undefined && vary !== undefined) merged.vary = addVary(corsHeaders.vary, vary);
   return merged;
 }
 
