@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createLogger, createMetricsServer, listen, MemoryBudget, METRICS_LIMITS, Registry, type MetricsServer, type MetricsServerOptions } from '../src/index.ts';
 import { promtoolCheck } from './helpers/promtool.ts';
-import { openConnection, rawRequest, rawRequestThenClose, type RawConnection } from './helpers/raw.ts';
+import { connectionCount, openConnection, openPaused, rawRequest, rawRequestThenClose, type RawConnection } from './helpers/raw.ts';
 import { needs } from './helpers/system-tools.ts';
 import { until, within } from './helpers/wait.ts';
 
@@ -44,23 +44,6 @@ function largeRegistry(): Registry {
 }
 
 /** A client socket that never reads what it is sent; errors (resets) are expected. */
-function openPaused(port: number): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('error', reject);
-    socket.once('connect', () => {
-      socket.off('error', reject);
-      socket.on('error', () => {});
-      socket.pause();
-      resolve(socket);
-    });
-  });
-}
-
-function connectionCount(server: MetricsServer): Promise<number> {
-  return new Promise((resolve, reject) => server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
-}
-
 /** A connection the listener closes on arrival: resolves once it is closed (a paused or reset one is noticed too). */
 function closedOnArrival(port: number, localAddress: string): Promise<void> {
   return new Promise((resolve) => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { createMetrics, TRANSPORT_LIMITS, type Book, type CatalogueMetrics } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
-import { openConnection, type RawConnection } from './helpers/raw.ts';
+import { connectionCount, openConnection, openPaused, type RawConnection } from './helpers/raw.ts';
 import { until, within } from './helpers/wait.ts';
 
 /*
@@ -16,23 +16,6 @@ import { until, within } from './helpers/wait.ts';
 const OTHER_ADDRESS = '127.0.0.2';
 
 /** A client socket that never reads what it is sent; errors (resets) are expected. */
-function openPaused(port: number): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('error', reject);
-    socket.once('connect', () => {
-      socket.off('error', reject);
-      socket.on('error', () => {});
-      socket.pause();
-      resolve(socket);
-    });
-  });
-}
-
-function connectionCount(app: TestApp): Promise<number> {
-  return new Promise((resolve, reject) => app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
-}
-
 function sample(metrics: CatalogueMetrics, series: string): number {
   const line = metrics.registry.expose().split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
@@ -70,11 +53,11 @@ describe('no token: many connections from one address, each pipelining requests 
     try {
       for (let i = 0; i < clients; i += 25) attackers.push(...(await Promise.all(Array.from({ length: 25 }, () => openPaused(app.port)))));
       await until(`${clients - cap} of ${clients} connections from one address refused (${REFUSED_PER_ADDRESS})`, () => sample(metrics, REFUSED_PER_ADDRESS) === clients - cap);
-      await until('the first MAX_CONNECTIONS_PER_ADDRESS open, the others closed', async () => (await connectionCount(app)) === cap);
+      await until('the first MAX_CONNECTIONS_PER_ADDRESS open, the others closed', async () => (await connectionCount(app.server)) === cap);
       const flood = 'GET /openapi.json HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(TRANSPORT_LIMITS.maxPipelinedRequests);
       for (const socket of attackers) if (!socket.destroyed) socket.write(flood);
       assert.equal(await within(`GET /healthz from ${OTHER_ADDRESS} while the flood is served`, healthzFrom(app, OTHER_ADDRESS)), 200);
-      await until('every admitted connection closed for pipelining without a token', async () => (await connectionCount(app)) === 0);
+      await until('every admitted connection closed for pipelining without a token', async () => (await connectionCount(app.server)) === 0);
       const lines = app.logs.map((l) => JSON.parse(l) as { msg: string; refused?: number; limit?: number; address?: string });
       assert.ok(
         lines.some((l) => l.msg === 'connections refused: MAX_CONNECTIONS_PER_ADDRESS are open from their address' && l.limit === cap && l.address === '127.0.0.1'),
@@ -263,7 +246,7 @@ describe('the per-address limits lift with 0 (behind a reverse proxy every clien
       for (const conn of conns) conn.write(HEALTHZ);
       const statuses = await Promise.all(conns.map((conn) => within('an answer on every connection', conn.response()).then((r) => r.status)));
       assert.deepEqual(new Set(statuses), new Set([200]));
-      assert.equal(await connectionCount(app), count);
+      assert.equal(await connectionCount(app.server), count);
     } finally {
       for (const conn of conns) conn.destroy();
       await app.close();

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { connect as tlsConnect } from 'node:tls';
 import { MemoryBudget, TRANSPORT_LIMITS, type Book } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
-import { openConnection, parseResponse } from './helpers/raw.ts';
+import { connectionCount, openConnection, openPaused, parseResponse } from './helpers/raw.ts';
 import { until, within } from './helpers/wait.ts';
 
 /*
@@ -21,28 +20,9 @@ const SLACK_MS = 5_000;
 const TLS_FIXTURES = new URL('./fixtures/tls/', import.meta.url);
 
 /** A socket that never reads: after its receive buffer fills, the server's writes stop moving. */
-function openPaused(port: number, tls = false): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = tls
-      ? tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: readFileSync(new URL('cert.pem', TLS_FIXTURES)) })
-      : connect(port, '127.0.0.1');
-    socket.once('error', reject);
-    socket.once(tls ? 'secureConnect' : 'connect', () => {
-      socket.off('error', reject);
-      socket.on('error', () => {});
-      socket.pause();
-      resolve(socket);
-    });
-  });
-}
-
-function connectionCount(app: TestApp): Promise<number> {
-  return new Promise((resolve, reject) => app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
-}
-
 /** Resolves once the server holds at most `n` connections (it sees its side close at once); fails naming `what` past `ms`. */
 function serverConnectionsAtMost(app: TestApp, n: number, what = `the server down to ${n} connections`, ms?: number): Promise<void> {
-  return until(what, async () => (await connectionCount(app)) <= n, ms);
+  return until(what, async () => (await connectionCount(app.server)) <= n, ms);
 }
 
 function get(app: TestApp, path: string): string {
@@ -147,7 +127,7 @@ describe('an answer that makes no progress ends its connection after the send ti
   it('a TLS client that asks for GET /books and never reads is disconnected within the bound', { timeout: 30_000 }, async () => {
     const tls = { cert: readFileSync(new URL('cert.pem', TLS_FIXTURES)), key: readFileSync(new URL('key.pem', TLS_FIXTURES)) };
     const secure = await startApp({ logLevel: 'silent', limits: LIMITS, tls, catalogue: books(1500) });
-    const socket = await openPaused(secure.port, true);
+    const socket = await openPaused(secure.port, { servername: 'localhost', ca: readFileSync(new URL('cert.pem', TLS_FIXTURES)) });
     try {
       const started = performance.now();
       socket.write(get(secure, '/books'));

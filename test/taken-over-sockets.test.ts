@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { listen, serveApp, type ServedApp } from '../src/transport/http-server.ts';
 import { SHUTDOWN_GRACE_MS } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { connectionCount } from './helpers/raw.ts';
 import { killAll, startMain, type RunningService } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 import { until, within } from './helpers/wait.ts';
@@ -66,10 +67,6 @@ function sendAndHold(port: number, request: string): Promise<Socket> {
   });
 }
 
-function connectionCount(app: TestApp): Promise<number> {
-  return new Promise((resolve, reject) => app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
-}
-
 async function healthy(port: number): Promise<void> {
   const res = await fetch(`http://127.0.0.1:${port}/healthz`);
   assert.deepEqual(await res.json(), { status: 200, message: 'OK', data: { status: 'ok' } });
@@ -116,7 +113,7 @@ describe('a client that holds a CONNECT, Upgrade or refused request without read
     it(`${kind}: the server closes the connection`, { timeout: 30_000 }, async () => {
       const held = await Promise.all(Array.from({ length: 5 }, () => sendAndHold(app.port, request)));
       try {
-        await until(`the server closing the held ${kind} connections`, async () => (await connectionCount(app)) === 0);
+        await until(`the server closing the held ${kind} connections`, async () => (await connectionCount(app.server)) === 0);
         await healthy(app.port);
       } finally {
         for (const socket of held) socket.destroy();

@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { TRANSPORT_LIMITS } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
-import { openConnection, rawRequestThenClose, type RawConnection } from './helpers/raw.ts';
+import { connectionCount, openConnection, rawRequestThenClose, type RawConnection } from './helpers/raw.ts';
 import { until } from './helpers/wait.ts';
 
 /*
@@ -33,10 +33,6 @@ function openIdle(port: number, localAddress = '127.0.0.1'): Promise<Socket> {
       resolve(socket);
     });
   });
-}
-
-function connectionCount(app: TestApp): Promise<number> {
-  return new Promise((resolve, reject) => app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
 }
 
 async function healthy(app: TestApp): Promise<void> {
@@ -131,7 +127,7 @@ describe('connection cap', () => {
     try {
       for (let i = 0; i < 500; i += 50) idle.push(...(await Promise.all(Array.from({ length: 50 }, () => openIdle(app.port, `127.0.0.${10 + i / 50}`)))));
       await healthy(app);
-      assert.ok((await connectionCount(app)) >= 500);
+      assert.ok((await connectionCount(app.server)) >= 500);
       assert.equal(idle.filter((s) => s.destroyed).length, 0, 'the idle connections are still open');
     } finally {
       for (const socket of idle) socket.destroy();
@@ -153,7 +149,7 @@ describe('connection cap', () => {
       first.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
       assert.equal((await first.response()).status, 200);
       (held.pop() as RawConnection).destroy();
-      await until('the server seeing the closed connection go', async () => (await connectionCount(app)) < 3);
+      await until('the server seeing the closed connection go', async () => (await connectionCount(app.server)) < 3);
       await healthy(app);
     } finally {
       for (const conn of held) conn.destroy();

@@ -1,4 +1,5 @@
-import { connect, type Socket } from 'node:net';
+import { connect, type Server, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import type { Envelope } from './app.ts';
 import { WAIT_MS } from './wait.ts';
 
@@ -148,4 +149,26 @@ export function parseResponse(buffer: Buffer, head: boolean, ended: boolean): { 
     json = undefined;
   }
   return { response: { status, headers, body, json }, consumed: bodyEnd };
+}
+
+/**
+ * A connection whose answers are never read: paused once it is open (over TLS, once its handshake
+ * is done), its errors (the reset that cuts it) ignored.
+ */
+export function openPaused(port: number, tls?: { ca: Buffer; servername: string }): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = tls === undefined ? connect(port, '127.0.0.1') : tlsConnect({ host: '127.0.0.1', port, ...tls });
+    socket.once('error', reject);
+    socket.once(tls === undefined ? 'connect' : 'secureConnect', () => {
+      socket.off('error', reject);
+      socket.on('error', () => {});
+      socket.pause();
+      resolve(socket);
+    });
+  });
+}
+
+/** How many connections `server` holds now. */
+export function connectionCount(server: Pick<Server, 'getConnections'>): Promise<number> {
+  return new Promise((resolve, reject) => server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
 }
