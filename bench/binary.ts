@@ -9,7 +9,7 @@ import { writeExport } from './export-file.ts';
 import { benchFlags } from './flags.ts';
 import { median } from './median.ts';
 import { rssMb } from './scale-probes.ts';
-import { freePort, waitUntilAnswering } from './service-process.ts';
+import { buildDist, freePort, waitUntilAnswering } from './service-process.ts';
 
 /**
  * `npm run bench:binary`: start-up (spawn to the first GET /healthz 200) and RSS then, of the
@@ -82,10 +82,7 @@ const ms = (n: number): string => `${n.toFixed(0)} ms`;
 const mb = (n: number): string => `${n.toFixed(0)} MB`;
 
 async function main(): Promise<void> {
-  if (!flags['no-build']) {
-    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('build failed');
-  }
+  if (!flags['no-build']) buildDist();
   const builder = await findBuilder();
   const { file } = await buildBinary({ root: ROOT, outDir: join(ROOT, 'dist-bin'), builder });
   const programs: Program[] = [

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,7 +7,7 @@ import { benchFlags } from './flags.ts';
 import { median } from './median.ts';
 import { login, runImport, startService, writeExport } from './scale-catalogue.ts';
 import { closeAgent, healthPinger, repeat, timed } from './scale-probes.ts';
-import { freePort, waitUntilAnswering } from './service-process.ts';
+import { buildDist, freePort, waitUntilAnswering } from './service-process.ts';
 
 /**
  * `npm run bench:compression`: what gzip (docs/contract.md, "Compression") costs and saves on the
@@ -33,7 +32,6 @@ const flags = benchFlags(USAGE, {
   duration: { type: 'string', default: '5' },
   'no-build': { type: 'boolean', default: false },
 }, { rounds: 'count', pages: 'count', duration: 'amount' });
-const ROOT = new URL('..', import.meta.url).pathname;
 const SIZES = flags.sizes.split(',').map(Number);
 const ROUNDS = Number(flags.rounds);
 const PAGES = Number(flags.pages);
@@ -168,10 +166,7 @@ function print(books: number, { rows, health, listBytes }: { rows: Row[]; health
 }
 
 async function main(): Promise<void> {
-  if (!flags['no-build']) {
-    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('build failed');
-  }
+  if (!flags['no-build']) buildDist();
   const workDir = await mkdtemp(join(tmpdir(), 'book-catalogue-compression-'));
   try {
     for (const books of SIZES) print(books, await measure(books, workDir));

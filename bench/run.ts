@@ -7,7 +7,7 @@ import { cpuMicros } from './cpu.ts';
 import { benchFlags } from './flags.ts';
 import { runLoadInChild } from './fork-load.ts';
 import { median } from './median.ts';
-import { freePort, ONE_CLIENT_ADDRESS, waitUntilAnswering } from './service-process.ts';
+import { buildDist, freePort, ONE_CLIENT_ADDRESS, waitUntilAnswering } from './service-process.ts';
 import { SCENARIOS, seedBook, type Scenario, type ScenarioContext } from './scenarios.ts';
 import { runWrk, wrkAvailable } from './wrk.ts';
 
@@ -195,10 +195,7 @@ async function main(): Promise<void> {
   const unknown = names.filter((name) => name !== FANOUT && !SCENARIOS.some((s) => s.name === name));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')} (known: ${[...SCENARIOS.map((s) => s.name), FANOUT].join(', ')})`);
   const scenarios = SCENARIOS.filter((s) => names.includes(s.name));
-  if (!flags['no-build']) {
-    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('npm run build failed');
-  }
+  if (!flags['no-build']) buildDist();
   if (scenarios.length > 0) await httpScenarios(scenarios, logLevel);
   if (!names.includes(FANOUT)) return;
   const fanout = spawnSync(process.execPath, ['--import', 'tsx', 'bench/fanout.ts', '--connections', String(CONNECTIONS)], { cwd: ROOT, stdio: 'inherit' });

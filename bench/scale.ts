@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,7 +6,7 @@ import { benchFlags } from './flags.ts';
 import { median } from './median.ts';
 import { closeAgent, healthPinger, repeat, rssMb, rssSampler, stalledList, timed, type Timed } from './scale-probes.ts';
 import { login, runImport, startService, writeExport } from './scale-catalogue.ts';
-import { freePort, waitUntilAnswering } from './service-process.ts';
+import { buildDist, freePort, waitUntilAnswering } from './service-process.ts';
 
 /**
  * `npm run bench:scale`: catalogues of 1k, 100k and 1M books (5M with --big) seeded through
@@ -28,7 +27,6 @@ const flags = benchFlags(USAGE, {
   duration: { type: 'string', default: '5' },
   'no-build': { type: 'boolean', default: false },
 }, { duration: 'amount' });
-const ROOT = new URL('..', import.meta.url).pathname;
 const SIZES = flags.sizes !== undefined ? flags.sizes.split(',').map(Number) : [1_000, 100_000, 1_000_000, ...(flags.big ? [5_000_000] : [])];
 const DURATION_MS = Number(flags.duration) * 1000;
 /** The search the figures quote: a word in 1 title in 6 (about 167,000 matches at 1M), all counted. */
@@ -176,10 +174,7 @@ function check(all: readonly Figures[]): boolean {
 }
 
 async function main(): Promise<void> {
-  if (!flags['no-build']) {
-    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('build failed');
-  }
+  if (!flags['no-build']) buildDist();
   const workDir = await mkdtemp(join(tmpdir(), 'book-catalogue-scale-'));
   const all: Figures[] = [];
   try {

@@ -1,13 +1,11 @@
-import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { benchFlags } from './flags.ts';
 import { login, runImport, startService, writeExport } from './scale-catalogue.ts';
-import { closeAgent, healthPinger } from './scale-probes.ts';
-import { freePort, waitUntilAnswering } from './service-process.ts';
+import { closeAgent, healthPinger, repeat, timed } from './scale-probes.ts';
+import { buildDist, freePort, waitUntilAnswering } from './service-process.ts';
 
 /**
  * `npm run bench:searches`: many searches at once from token holders that each wait for their
@@ -18,7 +16,7 @@ import { freePort, waitUntilAnswering } from './service-process.ts';
  */
 const USAGE = `npm run bench:searches [-- flags]: concurrent searches against the built service, /healthz meanwhile
   --books N        catalogue size (100000)
-  --clients N      keep-alive clients, each one search at a time (64)
+  --clients N      keep-alive clients, each one search at a time (64; the probes' agent holds 64 connections)
   --seconds N      length of a round (15)
   --rounds N       rounds per build (2)
   --baseline DIR   another build's dist/ to run alternately, in the same sitting
@@ -38,21 +36,13 @@ const QUERY = '/books?limit=10&q=the';
 
 /** `clients` keep-alive loops of one search each until `until`; the number of searches answered 200. */
 async function searchLoops(port: number, token: string, until: number): Promise<number> {
-  const agent = new Agent({ keepAlive: true, maxSockets: Number(flags.clients) });
   let answered = 0;
-  const one = (): Promise<void> =>
-    new Promise((done, fail) => {
-      const req = request({ host: '127.0.0.1', port, path: QUERY, agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
-        if (res.statusCode === 200) answered++;
-        res.resume().once('end', done).once('error', fail);
-      });
-      req.once('error', fail).end();
+  const auth = { authorization: `Bearer ${token}` };
+  const loop = (): Promise<number> =>
+    repeat(until, async () => {
+      if ((await timed(port, 'GET', QUERY, auth)).status === 200) answered++;
     });
-  const loop = async (): Promise<void> => {
-    while (performance.now() < until) await one();
-  };
   await Promise.all(Array.from({ length: Number(flags.clients) }, loop));
-  agent.destroy();
   return answered;
 }
 
@@ -74,10 +64,7 @@ async function round(dist: string, dataDir: string): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  if (!flags['no-build']) {
-    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('build failed');
-  }
+  if (!flags['no-build']) buildDist();
   const workDir = await mkdtemp(join(tmpdir(), 'book-catalogue-searches-'));
   try {
     const file = join(workDir, 'books.json');

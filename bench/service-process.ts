@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
 /**
@@ -6,6 +6,12 @@ import { createServer } from 'node:net';
  * per-address limits (SECURITY.md, "Limits") would cap the load itself; they are lifted, as behind a proxy.
  */
 export const ONE_CLIENT_ADDRESS = { MAX_CONNECTIONS_PER_ADDRESS: '0', MAX_IN_FLIGHT_PER_ADDRESS: '0', MAX_EVENT_STREAMS_PER_ADDRESS: '0' } as const;
+
+/** `npm run build` in the checkout, so a bench measures the source as it is (each bench's `--no-build` skips it). */
+export function buildDist(): void {
+  const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: new URL('..', import.meta.url).pathname, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+}
 
 /** A port nothing listens on now, for a service the bench starts. */
 export function freePort(): Promise<number> {

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
@@ -9,7 +8,7 @@ import type { Readable } from 'node:stream';
 import { benchFlags } from './flags.ts';
 import { login, runImport, startService, writeExport } from './scale-catalogue.ts';
 import { closeAgent, healthPinger, rssSampler, timed } from './scale-probes.ts';
-import { freePort, waitUntilAnswering } from './service-process.ts';
+import { buildDist, freePort, waitUntilAnswering } from './service-process.ts';
 
 /**
  * `npm run bench:slow-lists`: the attack the memory budget's `list_snapshots` consumer answers, on
@@ -40,7 +39,6 @@ const flags = benchFlags(USAGE, {
   'heap-mb': { type: 'string' },
   'no-build': { type: 'boolean', default: false },
 }, { books: 'count', readers: 'count', 'budget-mb': 'count', 'heap-mb': 'count' });
-const ROOT = new URL('..', import.meta.url).pathname;
 const BOOKS = Number(flags.books);
 const READERS = Number(flags.readers);
 const BUDGET_MB = Number(flags['budget-mb']);
@@ -180,10 +178,7 @@ const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MB`;
 const ms = (n: number): string => `${n.toFixed(n < 10 ? 1 : 0)} ms`;
 
 async function main(): Promise<void> {
-  if (!flags['no-build']) {
-    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('build failed');
-  }
+  if (!flags['no-build']) buildDist();
   const workDir = await mkdtemp(join(tmpdir(), 'book-catalogue-slow-lists-'));
   const readers: Socket[] = [];
   try {
