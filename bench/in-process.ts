@@ -8,7 +8,7 @@ import { createCeilingServer, createFloorServer } from './ceiling.ts';
 import { statMicros } from './cpu.ts';
 import { benchFlags } from './flags.ts';
 import { median } from './median.ts';
-import { SCENARIOS, seedBook, type Scenario } from './scenarios.ts';
+import { SCENARIOS, scenariosNamed, seedBook, type Scenario } from './scenarios.ts';
 
 /**
  * `npm run bench:in-process`: CPU per answer of the request path alone. Each server is fed the
@@ -206,8 +206,7 @@ async function childRound(target: string, scenario: Scenario, answers: number, c
 function parentRun(): void {
   const targets = flags.targets.split(',');
   const names = flags.scenarios?.split(',') ?? SCENARIOS.map((s) => s.name);
-  const unknown = names.filter((name) => !SCENARIOS.some((s) => s.name === name));
-  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}`);
+  scenariosNamed(names);
   const out = [
     '',
     `in-process: ${flags.connections} in-memory sockets, ${flags.answers} answers per round after ${WARMUP}, ${flags.rounds} rounds alternating ${targets.join(' / ')}; node ${process.version}`,

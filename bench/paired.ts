@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { benchFlags } from './flags.ts';
 import { median } from './median.ts';
-import { SCENARIOS } from './scenarios.ts';
+import { scenariosNamed } from './scenarios.ts';
 
 /**
  * `npm run bench:paired`: this build's dist/ against another build's, each serving the
@@ -40,7 +40,7 @@ function main(): void {
   if (flags.baseline === undefined) throw new Error('--baseline DIR is required: the other build\'s dist/');
   const builds = { service: resolve(ROOT, 'dist'), baseline: resolve(flags.baseline) };
   const names = flags.scenarios.split(',');
-  for (const name of names) if (!SCENARIOS.some((s) => s.name === name)) throw new Error(`unknown scenario ${name} (known: ${SCENARIOS.map((s) => s.name).join(', ')})`);
+  scenariosNamed(names);
   const lines: string[] = [];
   for (const name of names) {
     const ratios: Record<Side, number[]> = { service: [], baseline: [] };

@@ -8,7 +8,7 @@ import { benchFlags } from './flags.ts';
 import { runLoadInChild } from './fork-load.ts';
 import { median } from './median.ts';
 import { buildDist, freePort, ONE_CLIENT_ADDRESS, waitUntilAnswering } from './service-process.ts';
-import { SCENARIOS, seedBook, type Scenario, type ScenarioContext } from './scenarios.ts';
+import { SCENARIOS, scenariosNamed, seedBook, type Scenario, type ScenarioContext } from './scenarios.ts';
 import { runWrk, wrkAvailable } from './wrk.ts';
 
 /**
@@ -192,9 +192,7 @@ async function main(): Promise<void> {
   // Fan-out compares a build with itself (streams against none): not in a --baseline run's default list.
   const names = flags.scenarios?.split(',') ?? [...SCENARIOS.map((s) => s.name), ...(flags.baseline === undefined ? [FANOUT] : [])];
   if (flags.baseline !== undefined && names.includes(FANOUT)) throw new Error('fanout takes no --baseline: its ratio compares a build with itself (npm run bench:fanout -- --service DIR/main.js runs it on another build)');
-  const unknown = names.filter((name) => name !== FANOUT && !SCENARIOS.some((s) => s.name === name));
-  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')} (known: ${[...SCENARIOS.map((s) => s.name), FANOUT].join(', ')})`);
-  const scenarios = SCENARIOS.filter((s) => names.includes(s.name));
+  const scenarios = scenariosNamed(names, [FANOUT]);
   if (!flags['no-build']) buildDist();
   if (scenarios.length > 0) await httpScenarios(scenarios, logLevel);
   if (!names.includes(FANOUT)) return;

@@ -86,6 +86,16 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** The book every seeded slot holds: list-100 answers with 100 of these. */
+/**
+ * The scenarios `names` names, in SCENARIOS' order; a name neither SCENARIOS nor `others` (a
+ * bench's own, such as fanout) holds stops the bench, listing the known ones.
+ */
+export function scenariosNamed(names: readonly string[], others: readonly string[] = []): Scenario[] {
+  const unknown = names.filter((name) => !others.includes(name) && !SCENARIOS.some((s) => s.name === name));
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')} (known: ${[...SCENARIOS.map((s) => s.name), ...others].join(', ')})`);
+  return SCENARIOS.filter((s) => names.includes(s.name));
+}
+
 export function seedBook(i: number): { title: string; author: string; year: number } {
   return { title: `Seeded book ${i}`, author: `Author ${i % 17}`, year: 1950 + (i % 70) };
 }
