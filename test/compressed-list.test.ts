@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { crc32, inflateRawSync } from 'node:zlib';
 import { MemoryBudget, type Book } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { decoded, encodedGet } from './helpers/encoded-get.ts';
+import { mostWrittenPerTurn } from './helpers/event-loop.ts';
 import { throttledGet } from './helpers/throttled-reader.ts';
 import { until } from './helpers/wait.ts';
 
@@ -68,25 +68,9 @@ describe('GET /books in full, gzip-encoded', () => {
   it('a list compressed as it goes leaves the event loop every 256 KiB of list text or so, and other clients are answered meanwhile', async () => {
     // A write to every page first: each is compressed anew, by this list, as it is sent.
     for (let key = 0; key * 1024 < 60_000; key++) assert.equal((await app.request('PUT', `/book/${key * 1024 + 1}`, { body: { year: 1999 } })).status, 200);
-    let socket: Socket | undefined;
-    let most = 0;
-    let seen = 0;
     let answered = 0;
-    const capture = (req: IncomingMessage, res: ServerResponse): void => {
-      if (req.url !== '/books' || req.headers['accept-encoding'] !== 'gzip' || res.socket === null) return;
-      socket = res.socket;
-      seen = socket.bytesWritten;
-    };
-    app.server.on('request', capture);
+    const stop = mostWrittenPerTurn(app.server, (req) => req.url === '/books' && req.headers['accept-encoding'] === 'gzip');
     let listing = true;
-    const turn = (): void => {
-      if (socket !== undefined) {
-        most = Math.max(most, socket.bytesWritten - seen);
-        seen = socket.bytesWritten;
-      }
-      if (listing) setImmediate(turn);
-    };
-    setImmediate(turn);
     const others = (async () => {
       while (listing) {
         assert.equal((await encodedGet(app.port, '/healthz', {})).status, 200);
@@ -96,10 +80,10 @@ describe('GET /books in full, gzip-encoded', () => {
     const list = await encodedGet(app.port, '/books', { ...auth, ...GZIP });
     listing = false;
     await others;
-    app.server.off('request', capture);
+    const { watched, most } = stop();
     assert.equal(list.headers['transfer-encoding'], 'chunked', 'compressed as it went');
     const plain = decoded(list).length;
-    assert.ok(socket !== undefined && most > 0, 'the list\'s connection was watched while it was written');
+    assert.ok(watched && most > 0, 'the list\'s connection was watched while it was written');
     // 256 KiB of text a turn and one piece beyond (64 Ki UTF-16 units, up to 4 bytes each here), at the list's ratio, with room for pages that compress less well.
     const bound = (list.body.length / plain) * (256 * 1024 + 4 * 65_536) * 2;
     assert.ok(most <= bound, `${most} compressed bytes written between two turns of the loop (bound ${Math.round(bound)}; the list is ${list.body.length} for ${plain})`);

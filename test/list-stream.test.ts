@@ -8,6 +8,7 @@ import { MemoryBudget, type Book } from '../src/index.ts';
 import { bookJson } from '../src/model/book.ts';
 import { BookIndex, pageOf } from '../src/store/book-index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { mostWrittenPerTurn } from './helpers/event-loop.ts';
 import { listJsonOf } from './helpers/store-books.ts';
 
 /** Enough books for several index pages and an answer far larger than loopback socket buffers. */
@@ -94,30 +95,11 @@ describe('GET /books streamed from the index pages', () => {
   it('a list to a reader as fast as loopback leaves the event loop every 256 KiB or so', async () => {
     // A write the kernel takes at once emits 'drain' from process.nextTick: without a budget that
     // spans drains, a fast reader's list is written in one unbroken run and stalls every client.
-    let socket: Socket | undefined;
-    let most = 0;
-    let seen = 0;
-    const capture = (req: IncomingMessage, res: ServerResponse): void => {
-      if (req.url !== '/books' || res.socket === null) return;
-      // A kept-alive connection has written earlier answers already.
-      socket = res.socket;
-      seen = socket.bytesWritten;
-    };
-    app.server.on('request', capture);
-    let listing = true;
-    const turn = (): void => {
-      if (socket !== undefined) {
-        most = Math.max(most, socket.bytesWritten - seen);
-        seen = socket.bytesWritten;
-      }
-      if (listing) setImmediate(turn);
-    };
-    setImmediate(turn);
+    const stop = mostWrittenPerTurn(app.server, (req) => req.url === '/books');
     const res = await app.request('GET', '/books');
-    listing = false;
-    app.server.off('request', capture);
+    const { watched, most } = stop();
     assert.equal(res.status, 200);
-    assert.ok(socket !== undefined && most > 0, 'the list\'s connection was watched while it was written');
+    assert.ok(watched && most > 0, 'the list\'s connection was watched while it was written');
     assert.ok(Buffer.byteLength(res.text) > 4 * 1024 * 1024, `the list is ${res.text.length} units, too small to show a run`);
     // 256 Ki UTF-16 units a turn and one piece beyond, each unit up to 2 bytes in these titles.
     assert.ok(most <= 2 * (256 + 64) * 1024, `${most} bytes written between two turns of the loop`);
