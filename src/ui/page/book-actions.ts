@@ -20,7 +20,7 @@ export interface BookActions {
   closeDelete(): void;
 }
 
-const sameBook = (a: Book, b: Book): boolean => a.title === b.title && a.author === b.author && a.year === b.year;
+const sameBook = (a: Book, b: Book): boolean => changedNames(changedFields(a, b)).length === 0;
 
 export function createBookActions(api: Api, store: Store, catalogue: Catalogue): BookActions {
   let sessions = 0;

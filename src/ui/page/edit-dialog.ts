@@ -56,6 +56,12 @@ export function createEditDialog(elements: EditDialogElements, handlers: EditDia
   // Escape closes the dialog itself; the state follows.
   dialog.addEventListener('close', () => handlers.close());
 
+  /** No conflict shown: the plain Save is the way on. */
+  function hideConflict(): void {
+    conflict.panel.hidden = true;
+    save.hidden = false;
+  }
+
   /** `current`: the version saved meanwhile, which the form now starts from (the edit's base). */
   function showConflict(current: Book, { mine, overwrites }: Conflict): void {
     const changing = changedNames(mine);
@@ -89,8 +95,7 @@ export function createEditDialog(elements: EditDialogElements, handlers: EditDia
       if (edit.session !== before.edit?.session) {
         editing = edit.base.id;
         fill(inputs, edit.base);
-        conflict.panel.hidden = true;
-        save.hidden = false;
+        hideConflict();
         if (!dialog.open) dialog.showModal();
         inputs.title.input.focus();
       }
@@ -98,10 +103,7 @@ export function createEditDialog(elements: EditDialogElements, handlers: EditDia
       say(error, edit.error);
       if (edit.conflict !== before.edit?.conflict) {
         if (edit.conflict !== undefined) showConflict(edit.base, edit.conflict);
-        else {
-          conflict.panel.hidden = true;
-          save.hidden = false;
-        }
+        else hideConflict();
       }
       if (edit.problems !== before.edit?.problems) focusFirstProblem(inputs, edit.problems);
     },
