@@ -374,8 +374,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: "a ticket is MACed with the signing key itself, not one derived for tickets",
     file: 'src/auth/event-ticket.ts',
-    from: '(derived ??= keys.verifying.map(derive))',
-    to: '(derived ??= keys.verifying.map((key) => Buffer.from(key)))',
+    from: "  return createHmac('sha256', key).update(PURPOSE).digest();",
+    to: '  return Buffer.from(key);',
     tests: ['test/event-tickets.test.ts'],
   },
   {
