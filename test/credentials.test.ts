@@ -13,6 +13,8 @@ describe('credential check (docs/contract.md, "Logins")', () => {
     { name: 'the pair swapped does not', user: 'pässwörd 🔑', pass: 'librarian', ok: false },
     { name: 'empty strings do not', user: '', pass: '', ok: false },
     { name: 'the boundary moved between the two strings does not', user: 'librarianp', pass: 'ässwörd 🔑', ok: false },
+    { name: 'the password followed by NULs (what the padded pair holds after it) does not', user: 'librarian', pass: 'pässwörd 🔑\u0000\u0000', ok: false },
+    { name: 'a pair longer than the padded table, starting with the right one, does not', user: 'librarian', pass: `pässwörd 🔑${'\u0000'.repeat(200)}`, ok: false },
   ];
   for (const row of rows) it(row.name, () => assert.equal(check(row.user, row.pass), row.ok));
 
@@ -20,6 +22,14 @@ describe('credential check (docs/contract.md, "Logins")', () => {
     const empty = createCredentialCheck('u', '');
     assert.equal(empty('u', ''), true);
     assert.equal(empty('u', ' '), false);
+  });
+
+  it('configured strings longer than the padded table still match only themselves', () => {
+    const long = createCredentialCheck('u'.repeat(100), 'p'.repeat(300));
+    assert.equal(long('u'.repeat(100), 'p'.repeat(300)), true);
+    assert.equal(long('u'.repeat(100), `${'p'.repeat(299)}q`), false);
+    assert.equal(long('u'.repeat(100), 'p'.repeat(299)), false);
+    assert.equal(long('u'.repeat(100), 'p'.repeat(300 + 512)), false);
   });
 
   it('a lone surrogate does not stand in for U+FFFD (UTF-8 would encode both as EF BF BD)', () => {

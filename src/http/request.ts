@@ -1,8 +1,17 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { BODY_LIMIT } from './body.ts';
 import { continueOwed } from './continue.ts';
 import { trimOws } from './header-value.ts';
+import { RequestIds } from './request-ids.ts';
+
+/** One counter for the process, made at its first answer: ids stay unique across the apps and servers it runs. */
+let generated: RequestIds | undefined;
+
+/** A request id for an answer whose request gave none (or none that can be echoed). */
+export function newRequestId(): string {
+  generated ??= new RequestIds();
+  return generated.next();
+}
 
 /** A client-supplied request id is echoed only when it is short, visible ASCII (no log injection). */
 export function requestIdFrom(req: IncomingMessage): string {
@@ -16,7 +25,7 @@ export function requestIdFrom(req: IncomingMessage): string {
     }
     if (ok) return given;
   }
-  return randomUUID();
+  return newRequestId();
 }
 
 /**

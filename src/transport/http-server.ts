@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, ServerResponse, type IncomingMessage, type Server, type ServerOptions as HttpServerOptions } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -12,6 +11,7 @@ import { deferContinue } from '../http/continue.ts';
 import { TRANSPORT_LIMITS, type TransportLimits } from './limits.ts';
 import { ANSWERS } from '../http/messages.ts';
 import { rawEnvelope } from '../http/respond.ts';
+import { newRequestId } from '../http/request.ts';
 
 /** What a server serves: a `(req, res)` handler that can be told to drain, and closed. */
 export interface ServedApp {
@@ -110,7 +110,7 @@ function answerClientError(guard: ConnectionGuard): (err: NodeJS.ErrnoException,
       socket.destroy();
       return;
     }
-    const requestId = randomUUID();
+    const requestId = newRequestId();
     const answer =
       err.code === 'HPE_HEADER_OVERFLOW'
         ? rawEnvelope(ANSWERS.headersTooLarge, 'Request Header Fields Too Large', requestId)
