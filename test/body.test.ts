@@ -54,6 +54,7 @@ describe('request bodies (docs/contract.md, "Bodies")', () => {
       { name: 'JSON with comments', bytes: Buffer.from('{/* c */"title":"Dune","author":"a","year":1}') },
       { name: 'JSON with single quotes', bytes: Buffer.from("{'title':'Dune','author':'a','year':1}") },
       { name: 'a NUL byte', bytes: Buffer.from('\0') },
+      { name: 'invalid UTF-8 (0xFF) after 5,000 bytes of ASCII', bytes: Buffer.from(`${' '.repeat(5000)}{"title":"\xff","author":"a","year":1}`, 'latin1') },
     ];
     for (const { method, path, message } of ENDPOINTS) {
       for (const body of bodies) {
@@ -67,6 +68,24 @@ describe('request bodies (docs/contract.md, "Bodies")', () => {
     it('the book is unchanged after all of them', async () => {
       assert.deepEqual((await app.request('GET', '/book/1')).json.data, { id: 1, ...JSON.parse(BOOK) });
     });
+  });
+
+  describe('a body is its UTF-8 text, short or long, ASCII or not', () => {
+    const books = [
+      { name: 'short, ASCII', body: '{"title":"Dune","author":"Frank Herbert","year":1965}' },
+      { name: 'short, with non-ASCII characters', body: '{"title":"Düne — 🏜","author":"Frank Herbert","year":1965}' },
+      { name: 'past 4,096 bytes of ASCII (whitespace)', body: `{"title":"Dune","author":"Frank Herbert","year":1965}${' '.repeat(5000)}` },
+      { name: 'past 4,096 bytes, with non-ASCII characters', body: `{"title":"Düne — 🏜","author":"Frank Herbert","year":1965}${' '.repeat(5000)}` },
+    ];
+    for (const { name, body } of books) {
+      it(`201 with the fields as sent: ${name}`, async () => {
+        const res = await sendBytes('POST', '/book', Buffer.from(body, 'utf8'));
+        assert.equal(res.status, 201);
+        const { id, ...fields } = res.json.data as Record<string, unknown>;
+        assert.equal(typeof id, 'number');
+        assert.deepEqual(fields, JSON.parse(body));
+      });
+    }
   });
 
   describe('the body is parsed as JSON whatever its Content-Type', () => {

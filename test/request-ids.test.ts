@@ -22,6 +22,8 @@ describe('RequestIds: the ids of answers whose request named none', () => {
     assert.equal(ids.next(), '00112233-4455-4677-8899-fffffffffffe');
     assert.equal(ids.next(), '00112233-4455-4677-8899-ffffffffffff');
     assert.equal(ids.next(), '00112233-4455-4677-8899-000000000000');
+    const carry = new RequestIds(Buffer.from('00112233445566778899000001fffffe', 'hex'));
+    assert.deepEqual([carry.next(), carry.next(), carry.next()], ['00112233-4455-4677-8899-000001fffffe', '00112233-4455-4677-8899-000001ffffff', '00112233-4455-4677-8899-000002000000']);
   });
 
   it('starts from different places in different processes (or instances)', () => {

@@ -69,6 +69,20 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 
 const utf8 = strictUtf8Decoder();
 
+/** Bodies up to this long are looked at for the ASCII path below; past it, one decoder call costs little beside them. */
+const ASCII_PATH_BYTES = 4096;
+
+/**
+ * The body as text by the strict rule (utf8.ts). A short ASCII body (a login, a book) is its own
+ * text, one character per byte, made without a call into the decoder: ASCII is UTF-8 as it is, so
+ * the rule refuses none of it and the text is the same.
+ */
+function bodyText(bytes: Uint8Array): string {
+  if (bytes.length > ASCII_PATH_BYTES) return utf8.decode(bytes);
+  for (let i = 0; i < bytes.length; i++) if ((bytes[i] as number) > 0x7f) return utf8.decode(bytes);
+  return String.fromCharCode.apply(null, bytes as unknown as number[]);
+}
+
 /**
  * Strict UTF-8, then JSON, then a plain object: anything else is the endpoint's own 400 message.
  * Keys such as `__proto__` become own properties (JSON.parse semantics) and are never merged.
@@ -76,7 +90,7 @@ const utf8 = strictUtf8Decoder();
 function parseJsonObject(bytes: Uint8Array, invalid: InvalidBody): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(utf8.decode(bytes));
+    value = JSON.parse(bodyText(bytes));
   } catch {
     throw refusal(invalid);
   }
