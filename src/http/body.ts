@@ -17,8 +17,8 @@ export class ClientAbortedError extends Error {
 }
 
 /**
- * Reads the whole body: refused by Content-Length before a byte is read, then counted while
- * reading (chunked bodies carry no length). Over the limit the answer carries `Connection: close`
+ * Reads the whole body and resolves with what `take` makes of it: refused by Content-Length
+ * before a byte is read, then counted while reading (chunked bodies carry no length). Over the limit the answer carries `Connection: close`
  * so Node does not keep draining an unbounded upload.
  *
  * Taken at 'end', never sooner (at its last declared byte, or from the request's buffer before
@@ -28,7 +28,7 @@ export class ClientAbortedError extends Error {
  * error would then get an answer of its own after it, where it must make this answer the
  * connection's last (`npm run fuzz`). 'end' comes once the parser is done with the read.
  */
-function readBody(req: IncomingMessage): Promise<Buffer> {
+function readBody<T>(req: IncomingMessage, take: (bytes: Buffer) => T): Promise<T> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > BODY_LIMIT) return Promise.reject(TOO_LARGE());
   sendContinue(req);
@@ -52,9 +52,14 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
       }
       chunks.push(chunk);
     };
+    // What the caller makes of the bytes is made here, in the same turn: no second promise to wait on.
     const onEnd = (): void => {
       cleanup();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      try {
+        resolve(take(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
+      } catch (err) {
+        reject(err);
+      }
     };
     const onAbort = (): void => {
       cleanup();
@@ -102,5 +107,5 @@ function parseJsonObject(bytes: Uint8Array, invalid: InvalidBody): Record<string
 export type InvalidBody = Extract<AnswerName, 'invalidInput' | 'invalidRequestPayload'>;
 
 export function readJsonObject(req: IncomingMessage, invalid: InvalidBody): Promise<Record<string, unknown>> {
-  return readBody(req).then((bytes) => parseJsonObject(bytes, invalid));
+  return readBody(req, (bytes) => parseJsonObject(bytes, invalid));
 }
