@@ -143,9 +143,14 @@ async function openPostgres(config: Config, logger: Logger, metrics: CatalogueMe
   }
 }
 
-async function openDataDir(dataDir: string, logger: Logger, observer: StoreObserver | undefined, memoryBudget: MemoryBudget): Promise<BookStore> {
+async function openDataDir(dataDir: string, logger: Logger, observer: StoreObserver | undefined, memoryBudget: MemoryBudget, journalCompactBytes: number | undefined): Promise<BookStore> {
   try {
-    return await openStore(dataDir, { logger, memoryBudget, ...(observer !== undefined && { observer }) });
+    return await openStore(dataDir, {
+      logger,
+      memoryBudget,
+      ...(observer !== undefined && { observer }),
+      ...(journalCompactBytes !== undefined && { compaction: { minBytes: journalCompactBytes } }),
+    });
   } catch (err) {
     if (err instanceof StoreCorruptError) throw new StartupError(withAdvice(err));
     if (err instanceof DataDirLockedError) throw new StartupError(err.message);
@@ -295,7 +300,7 @@ async function serve(config: Config, warnings: readonly string[]): Promise<void>
   let running: Running;
   let stopMetrics: (() => Promise<void>) | undefined;
   try {
-    if (config.store === undefined) store = await openDataDir(dataDir, logger, metrics?.storeObserver, memoryBudget);
+    if (config.store === undefined) store = await openDataDir(dataDir, logger, metrics?.storeObserver, memoryBudget, config.journalCompactBytes);
     else ({ store, location } = await openPostgres(config, logger, metrics, memoryBudget));
   } catch (err) {
     metrics?.close();

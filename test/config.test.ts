@@ -40,6 +40,7 @@ describe('parseCommand (docs/contract.md, "Configuration")', () => {
       MAX_IN_FLIGHT_PER_ADDRESS: '9',
       MAX_EVENT_STREAMS_PER_ADDRESS: '2',
       MEMORY_BUDGET_MB: '64',
+      JOURNAL_COMPACT_KB: '256',
       CORS_ORIGINS: 'https://app.example',
       ALLOWED_HOSTS: 'books.example.com,.example.org',
       TLS_CERT_FILE: '/etc/cert.pem',
@@ -71,6 +72,7 @@ describe('parseCommand (docs/contract.md, "Configuration")', () => {
       maxInFlightPerAddress: 9,
       maxEventStreamsPerAddress: 2,
       memoryBudgetBytes: 64 * 1024 * 1024,
+      journalCompactBytes: 256 * 1024,
       corsOrigins: ['https://app.example'],
       allowedHosts: ['books.example.com', '.example.org'],
       metrics: { port: 9100, host: '::1' },
@@ -83,6 +85,14 @@ describe('parseCommand (docs/contract.md, "Configuration")', () => {
     assert.throws(() => config({ env: { STORE_URL: 'mysql://u:secret@db/x' } }), (err: Error) => err.message.includes('expected a postgres:// or postgresql:// URL') && !err.message.includes('secret'));
     assert.deepEqual(config({ env: { STORE_URL: 'postgresql://db/x' } }).store, { url: 'postgresql://db/x', poolSize: 8 });
     assert.throws(() => config({ env: { STORE_URL: 'postgres://db/x', PG_POOL_SIZE: '0' } }), /invalid PostgreSQL pool size "0" \(PG_POOL_SIZE\)/);
+  });
+
+  it('JOURNAL_COMPACT_KB is a whole number of KiB, 1 or more; unset, the store keeps its default', () => {
+    assert.equal(config({ env: {} }).journalCompactBytes, undefined);
+    assert.equal(config({ env: { JOURNAL_COMPACT_KB: '1' } }).journalCompactBytes, 1024);
+    for (const bad of ['0', '-1', '1.5', '4MiB']) {
+      assert.throws(() => config({ env: { JOURNAL_COMPACT_KB: bad } }), new RegExp(`invalid journal compaction size "${bad.replace('.', '\\.')}" \\(JOURNAL_COMPACT_KB\\)`), bad);
+    }
   });
 
   it('reads every flag, as "--flag value" and as "--flag=value"', () => {

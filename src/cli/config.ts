@@ -9,6 +9,7 @@ import { parseAllowedHosts } from '../transport/host-names.ts';
 import { TRANSPORT_LIMITS } from '../transport/limits.ts';
 import { LOG_LEVELS, type LogLevel } from '../log.ts';
 import { DEFAULT_MEMORY_BUDGET_BYTES } from '../memory/budget.ts';
+import { COMPACTION_DEFAULTS } from '../store/compaction.ts';
 
 /** The service's settings, as parseCommand resolves them from flags, environment and `.env`. */
 export interface Config {
@@ -40,6 +41,8 @@ export interface Config {
   maxEventStreamsPerAddress: number;
   /** Bytes clients may make the process hold beyond the catalogue (SECURITY.md, "Memory budget"); undefined: `defaultMemoryBudgetBytes()`. */
   memoryBudgetBytes: number | undefined;
+  /** JOURNAL_COMPACT_KB in bytes: what the journal may always grow to before compaction (docs/storage.md, "Compaction"); undefined: the store's default. */
+  journalCompactBytes: number | undefined;
   /** Origins allowed to call from a browser (`*`: any); absent: CORS off (docs/contract.md, "Cross-origin requests"). */
   corsOrigins?: string[];
   /** Host names accepted (docs/contract.md, "Host names"); absent: loopback names when HOST is loopback, else any. */
@@ -80,6 +83,8 @@ export interface ConfigSources {
 const MIB = 1024 * 1024;
 /** MEMORY_BUDGET_MB at most: a budget in bytes stays a safe integer (and far above any host's memory). */
 const MAX_BUDGET_MIB = 1024 * 1024 * 1024;
+/** JOURNAL_COMPACT_KB at most: 1 TiB, far past any journal worth replaying at startup. */
+const MAX_JOURNAL_COMPACT_KIB = 1024 * 1024 * 1024;
 
 const DEFAULTS = {
   port: 8080,
@@ -138,6 +143,7 @@ Environment only:
   MAX_EVENT_STREAMS_PER_ADDRESS  GET /events streams from one address (default ${EVENT_STREAM_DEFAULTS.maxStreamsPerAddress}; 0: no limit)
                       behind a reverse proxy every client has the proxy's address: set these three to 0
   MEMORY_BUDGET_MB    MiB clients may make the process hold beyond the catalogue, 1 or more (default: a quarter of the JavaScript heap limit, at most ${DEFAULT_MEMORY_BUDGET_BYTES / MIB})
+  JOURNAL_COMPACT_KB  KiB the journal may always grow to before it is compacted into a snapshot, 1 or more (default ${COMPACTION_DEFAULTS.minBytes / 1024})
   CORS_ORIGINS        comma-separated origins browsers may call from (* for any); unset: CORS off
   ALLOWED_HOSTS       comma-separated host names answered (.example.com: and its subdomains; * for any);
                       unset: localhost names when HOST is a loopback address, else any
@@ -237,6 +243,7 @@ function resolveConfig(flags: Flags, env: EnvLookup, origin: Origin): Config {
     streams: env('MAX_EVENT_STREAMS_PER_ADDRESS'),
   };
   const budgetText = env('MEMORY_BUDGET_MB');
+  const compactText = env('JOURNAL_COMPACT_KB');
   const corsOrigins = namingDotenv('CORS_ORIGINS', origin, () => parseCorsOrigins(env('CORS_ORIGINS') ?? ''));
   const hostsText = env('ALLOWED_HOSTS');
   const allowedHosts = hostsText === undefined ? undefined : namingDotenv('ALLOWED_HOSTS', origin, () => parseAllowedHosts(hostsText));
@@ -276,6 +283,8 @@ function resolveConfig(flags: Flags, env: EnvLookup, origin: Origin): Config {
         : parseWhole('per-address event stream limit', perAddressText.streams, 0, origin(undefined, 'MAX_EVENT_STREAMS_PER_ADDRESS')),
     memoryBudgetBytes:
       budgetText === undefined ? undefined : MIB * parseWhole('memory budget', budgetText, 1, origin(undefined, 'MEMORY_BUDGET_MB'), MAX_BUDGET_MIB),
+    journalCompactBytes:
+      compactText === undefined ? undefined : 1024 * parseWhole('journal compaction size', compactText, 1, origin(undefined, 'JOURNAL_COMPACT_KB'), MAX_JOURNAL_COMPACT_KIB),
     ...(corsOrigins.length > 0 && { corsOrigins }),
     ...(allowedHosts !== undefined && { allowedHosts }),
     ...(metricsPort !== undefined && { metrics: { port: parsePort(metricsPort, origin('metricsPort', 'METRICS_PORT')), host: flags.metricsHost ?? env('METRICS_HOST') ?? DEFAULTS.metricsHost } }),
