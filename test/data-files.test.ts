@@ -220,6 +220,23 @@ describe('data files: a file this user may not open is refused as another user\'
   });
 });
 
+describe('data files: a file the store creates and may not is the directory\'s EACCES, not another user\'s file', () => {
+  it('a lock temp file the directory refuses (EACCES on open with wx) stops startup with the EACCES itself', async () => {
+    const { dir } = await catalogue();
+    const fs: FileLayer = {
+      ...nodeFileLayer,
+      open: (path, flags, mode) =>
+        flags === 'wx' ? Promise.reject(Object.assign(new Error(`EACCES: permission denied, open '${path}'`), { code: 'EACCES' })) : nodeFileLayer.open(path, flags, mode),
+    };
+    await assert.rejects(openStore(dir, { fs }), (err: Error & { code?: string }) => {
+      assert.notEqual(err.name, REFUSED.name, err.message);
+      assert.equal(err.code, 'EACCES', err.message);
+      assert.doesNotMatch(err.message, /another user's file|planted/);
+      return true;
+    });
+  });
+});
+
 describe('data files: every file the store opens is checked with fstat on its descriptor before use', () => {
   it('journals, snapshot, temp files, lock, torn-record keep, write probe, secrets, import and export', async () => {
     const { fs, opened, unchecked } = fstatWatchingLayer();

@@ -48,6 +48,9 @@ export function untrustedBecause(status: FileStatus, rule: FileRule): string | u
   return undefined;
 }
 
+/** The flags that create a file that must not exist yet (O_EXCL). */
+const CREATES_NEW: ReadonlySet<OpenFlags> = new Set(['ax', 'wx']);
+
 /**
  * Opens a data file (created with FILE_MODE where `flags` create) and checks what fstat says of
  * the descriptor, not of the name: a name checked and then opened can be swapped in between.
@@ -55,8 +58,10 @@ export function untrustedBecause(status: FileStatus, rule: FileRule): string | u
  */
 export async function openDataFile(fs: FileLayer, path: string, flags: OpenFlags, rule: FileRule = DATA_FILE): Promise<FileHandleLike> {
   const handle = await fs.open(path, flags, FILE_MODE).catch((err: unknown) => {
-    // Another user's file that this one may not open (0600, say): refused as the fstat check would refuse it, not as a bare EACCES.
-    if ((err as NodeJS.ErrnoException).code !== 'EACCES') throw err;
+    // Another user's file that this one may not open (0600, say): refused as the fstat check would
+    // refuse it, not as a bare EACCES. A file created here (`ax`, `wx`) exists nowhere yet: its
+    // EACCES is the directory's, and is reported as it is.
+    if ((err as NodeJS.ErrnoException).code !== 'EACCES' || CREATES_NEW.has(flags)) throw err;
     throw new DataNotPrivateError(path, `cannot be opened by this service's user (uid ${serviceUid() ?? '?'}): another user's file, or one it may not read`, rule.fix);
   });
   try {
