@@ -48,7 +48,8 @@ const INVALID_TOKEN = encodedReply(ANSWERS.invalidToken, 'null', { 'www-authenti
  * folded into a small fixed set, so that a label made of it stays bounded. The log keeps the
  * verifier's own reason.
  */
-export type TokenRejection = 'missing' | 'malformed' | 'bad_signature' | 'expired' | 'not_yet_valid';
+export const TOKEN_REJECTIONS = ['missing', 'malformed', 'bad_signature', 'expired', 'not_yet_valid'] as const;
+export type TokenRejection = (typeof TOKEN_REJECTIONS)[number];
 
 const REJECTION_OF: Readonly<Record<TokenFailure, TokenRejection>> = {
   'too-large': 'malformed',

@@ -70,11 +70,10 @@ export const TOKEN_ROUTE = defineRoute({
     const max = deps.loginMaxFailures;
     const throttle = withServiceWideBound(createLoginThrottle(max, deps.now), max * SERVICE_WIDE_FACTOR, deps.now);
     const { keys, now, logger, onLoginFailed, onThrottled } = deps;
-    // A token is a pure function of (subject, iat), and only the configured subject logs in: the one
-    // signed this second answers every login this second, so a login burst costs one HMAC a second.
-    // One answer per second, encoded once: every login that second gets the same token (a token
-    // is a pure function of subject and iat).
-    let issued: { iat: number; reply: Reply | undefined } = { iat: Number.NaN, reply: undefined };
+    // A token is a pure function of (subject, iat), and only the configured subject logs in: the
+    // answer made this second, encoded once, answers every login this second, so a login burst
+    // costs one HMAC a second.
+    let issued: { iat: number; reply: Reply } | undefined;
     const refuseWhileThrottled = (clientAddress: string): void => {
       const wait = throttle.retryAfter(clientAddress);
       if (wait > 0) {
@@ -100,7 +99,7 @@ export const TOKEN_ROUTE = defineRoute({
         throw refusal('invalidCredentials', INVALID_CREDENTIALS_HEADERS);
       }
       const iat = Math.floor(now() / 1000);
-      if (issued.iat !== iat) {
+      if (issued?.iat !== iat) {
         let token: string;
         try {
           token = signToken(username, keys.signing, iat);
@@ -110,7 +109,7 @@ export const TOKEN_ROUTE = defineRoute({
         }
         issued = { iat, reply: encodedReply(ANSWERS.tokenGenerated, `{"token":${JSON.stringify(token)}}`) };
       }
-      return issued.reply as Reply;
+      return issued.reply;
     };
   },
 });

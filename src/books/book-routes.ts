@@ -158,7 +158,7 @@ const UPDATE_BOOK = defineRoute({
     async ({ req, params }): Promise<Reply> => {
       const id = parseBookId(params.id);
       // docs/contract.md, "Books": the look-up happens before the body is read.
-      // Awaited only when there is something to wait for: an await of undefined still costs a turn.
+      // Awaited only when there is something to wait for: an await of undefined still costs a microtask.
       const waiting = store.caughtUp();
       if (waiting !== undefined) await waiting;
       if (store.getJson(id) === undefined) throw refusal('bookNotFound');

@@ -1,3 +1,4 @@
+import { BOOK_KEYS } from '../model/book.ts';
 import { MAX_BOOK_ID } from '../model/valid-book.ts';
 import type { ChangeEntry, ChangeType } from './change.ts';
 
@@ -26,7 +27,7 @@ function parseLine(text: string): ChangeEntry | undefined {
   const id = Number(m[3]);
   // Ids up to MAX_BOOK_ID, as the store gives them: a 16-digit id is a real one.
   if (!Number.isSafeInteger(seq) || id < 1 || id > MAX_BOOK_ID) return undefined;
-  if (deleted !== (book === 'null') || (!deleted && !book.startsWith(`{"id":${m[3]},`))) return undefined;
+  if (deleted !== (book === 'null') || (!deleted && !book.startsWith(`${BOOK_KEYS.id}${m[3]},`))) return undefined;
   return { seq, type, id, bookJson: deleted ? null : book };
 }
 
