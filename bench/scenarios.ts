@@ -85,7 +85,6 @@ export const SCENARIOS: readonly Scenario[] = [
   },
 ];
 
-/** The book every seeded slot holds: list-100 answers with 100 of these. */
 /**
  * The scenarios `names` names, in SCENARIOS' order; a name neither SCENARIOS nor `others` (a
  * bench's own, such as fanout) holds stops the bench, listing the known ones.
@@ -96,6 +95,7 @@ export function scenariosNamed(names: readonly string[], others: readonly string
   return SCENARIOS.filter((s) => names.includes(s.name));
 }
 
+/** The book every seeded slot holds: list-100 answers with 100 of these. */
 export function seedBook(i: number): { title: string; author: string; year: number } {
   return { title: `Seeded book ${i}`, author: `Author ${i % 17}`, year: 1950 + (i % 70) };
 }

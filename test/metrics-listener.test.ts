@@ -43,7 +43,6 @@ function largeRegistry(): Registry {
   return registry;
 }
 
-/** A client socket that never reads what it is sent; errors (resets) are expected. */
 /** A connection the listener closes on arrival: resolves once it is closed (a paused or reset one is noticed too). */
 function closedOnArrival(port: number, localAddress: string): Promise<void> {
   return new Promise((resolve) => {

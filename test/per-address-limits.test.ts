@@ -15,7 +15,6 @@ import { until, within } from './helpers/wait.ts';
 
 const OTHER_ADDRESS = '127.0.0.2';
 
-/** A client socket that never reads what it is sent; errors (resets) are expected. */
 function sample(metrics: CatalogueMetrics, series: string): number {
   const line = metrics.registry.expose().split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? 0 : Number(line.slice(series.length + 1));

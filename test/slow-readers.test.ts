@@ -19,7 +19,6 @@ const SLACK_MS = 5_000;
 
 const TLS_FIXTURES = new URL('./fixtures/tls/', import.meta.url);
 
-/** A socket that never reads: after its receive buffer fills, the server's writes stop moving. */
 /** Resolves once the server holds at most `n` connections (it sees its side close at once); fails naming `what` past `ms`. */
 function serverConnectionsAtMost(app: TestApp, n: number, what = `the server down to ${n} connections`, ms?: number): Promise<void> {
   return until(what, async () => (await connectionCount(app.server)) <= n, ms);

@@ -9,7 +9,6 @@ import { changeJson } from '../store/change.ts';
 import { RETAINED_CHANGES } from '../store/change-log.ts';
 import { changesQuery } from './resume-point.ts';
 
-/** The schema GET /changes' operation refers to. */
 /**
  * The bytes of changes past which GET /changes adds no more to a page (docs/contract.md,
  * "Change feed"): 1000 changes of the largest books (a title and an author of 1000 control
@@ -19,6 +18,7 @@ import { changesQuery } from './resume-point.ts';
  */
 export const MAX_CHANGES_PAGE_BYTES = 256 * 1024;
 
+/** The schema GET /changes' operation refers to. */
 export const CHANGE_SCHEMAS: Readonly<Record<string, Schema>> = {
   Change: {
     type: 'object',
