@@ -15,7 +15,7 @@ import { buildDist, freePort, waitUntilAnswering } from './service-process.ts';
  * for the full list and a 100-book page, with and without `Accept-Encoding: gzip`. The full list
  * gzip-encoded is measured four ways: the first one (every page compressed as it is sent), the
  * next ones (every page sent as kept), each right after a write (one page compressed anew), and
- * after a write to every page (all compressed anew; the writes' CPU is in either coding's figure).
+ * after a write to every page (all compressed anew; the list's CPU alone, the writes' not counted).
  * Then /healthz latency while 4 clients read the full list and 1 writes, in either coding.
  */
 const USAGE = `npm run bench:compression [-- flags]: bytes and CPU per answer with and without Accept-Encoding: gzip

@@ -83,6 +83,10 @@ describe('OpenAPI 3.1 document', () => {
       const preflight = await cors.request('OPTIONS', '/books', { auth: false, headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } });
       assert.equal(preflight.status, 200);
       assert.deepEqual(preflight.json, { status: 200, message: 'OK', data: null });
+      // Every header the document names for an allowed preflight is on the answer.
+      const documented = (OPENAPI_DOCUMENT.components.responses.PreflightAllowed as Response | undefined)?.headers ?? {};
+      assert.ok(Object.keys(documented).length >= 5, Object.keys(documented).join(', '));
+      for (const name of Object.keys(documented)) assert.ok(preflight.headers.has(name), `${name} on the preflight answer`);
     } finally {
       await cors.close();
     }
