@@ -1,4 +1,3 @@
-import { TOKEN_REJECTIONS, type TokenRejection } from '../auth/authorize.ts';
 import type { RefusalReason } from '../transport/connection-events.ts';
 import type { StoreObserver } from '../store/observer.ts';
 import type { DurableBookStore } from '../store/book-store.ts';
@@ -13,7 +12,8 @@ import { RequestMetrics } from './request-metrics.ts';
  * authorizer reports its own union of these (auth/authorize.ts); the composition root hands it
  * `tokenRejected`, so a reason this set lacks fails to compile there.
  */
-export type { TokenRejection };
+const TOKEN_REJECTIONS = ['missing', 'malformed', 'bad_signature', 'expired', 'not_yet_valid'] as const;
+export type TokenRejection = (typeof TOKEN_REJECTIONS)[number];
 
 /** Seconds: from a cached read to a stalled disk. */
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
