@@ -10,6 +10,7 @@ import { BuilderUnavailableError, buildBinary, findBuilder, type Builder } from 
 import { loadUiAssets, UI_FOLDER } from '../src/ui/assets.ts';
 import { packageVersion } from '../src/version.ts';
 import { launchBrowser } from './helpers/browser.ts';
+import { loginToken } from './helpers/login.ts';
 import { killAll, metricsPortOf, outputMatching, runMain, startMain, type Exit, type RunningService } from './helpers/process.ts';
 import { fences, isSkipped, matchesShown, runnable } from './helpers/readme-blocks.ts';
 import { findTool, needs } from './helpers/system-tools.ts';
@@ -142,14 +143,12 @@ describe('the single executable (npm run build:binary)', { skip: typeof builder 
     const call = async (method: string, path: string, body?: unknown): Promise<unknown> => {
       const res = await fetch(`${service.url}${path}`, {
         method,
-        headers: { 'content-type': 'application/json', ...(token !== undefined && { authorization: token }) },
+        headers: { 'content-type': 'application/json', authorization: token },
         ...(body !== undefined && { body: JSON.stringify(body) }),
       });
       return res.json();
     };
-    const login = (await call('POST', '/token', { username: 'admin', password })) as { status: number; data: { token: string } };
-    assert.equal(login.status, 200);
-    token = login.data.token;
+    token = await loginToken(service.url, password);
     const dune = { id: 1, title: 'Dune', author: 'Frank Herbert', year: 1965 };
     assert.deepEqual(await call('POST', '/book', { title: 'Dune', author: 'Frank Herbert', year: 1965 }), { status: 201, message: 'Book created successfully', data: dune });
     assert.deepEqual(await call('GET', '/books'), { status: 200, message: 'Books retrieved successfully', data: [dune] });

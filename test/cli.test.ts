@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { signToken } from '../src/auth/jwt.ts';
+import { login, loginToken } from './helpers/login.ts';
 import { openConnection } from './helpers/raw.ts';
 import { killAll, launchMain, outputMatching, runMain, startMain, type Exit, type RunningService } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
@@ -31,10 +32,6 @@ function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
-}
-
-async function login(url: string, password = PASSWORD, username = 'admin'): Promise<Response> {
-  return fetch(`${url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
 }
 
 // A safety net, not a measurement: a child that never prints its startup line fails the file instead of hanging it.
@@ -145,7 +142,7 @@ describe('the command line (docs/contract.md, "Configuration")', { concurrency: 
         [{ DATA_DIR: 'from-env' }, ['--data-dir', 'from-flag']],
       ] as const) {
         const service = await startMain({ cwd, env, args: [...LOCAL, ...args] });
-        assert.equal((await login(service.url)).status, 200, 'AUTH_PASSWORD from .env is used');
+        assert.equal((await login(service.url, PASSWORD)).status, 200, 'AUTH_PASSWORD from .env is used');
         seen.push(service.startup.dataDir);
         assert.equal((await service.stop()).code, 0);
       }
@@ -170,7 +167,7 @@ describe('the command line (docs/contract.md, "Configuration")', { concurrency: 
     }
     const secret = (await readFile(join(cwd, 'data', 'secret-token'), 'utf8')).trim();
     assert.ok(Buffer.byteLength(secret) >= 32);
-    const token = ((await (await login(first.url, password)).json()) as { data: { token: string } }).data.token;
+    const token = await loginToken(first.url, password);
     assert.equal((await first.stop()).code, 0);
 
     const second = await startMain({ cwd, args: LOCAL });
@@ -259,7 +256,7 @@ describe('the command line (docs/contract.md, "Configuration")', { concurrency: 
     const cwd = await freshDir();
     const service = await startMain({ cwd, args: LOCAL, env: { SECRET_TOKEN: 'short', AUTH_PASSWORD: PASSWORD } });
     assert.match(service.output().stdout, /"level":40,.*shorter than 32 bytes/);
-    assert.equal((await login(service.url)).status, 200);
+    assert.equal((await login(service.url, PASSWORD)).status, 200);
     const token = signToken('admin', Buffer.from('short'), Date.now() / 1000);
     assert.equal((await fetch(`${service.url}/books`, { headers: { authorization: token } })).status, 200, 'SECRET_TOKEN signs and verifies');
     assert.equal((await service.stop()).code, 0);

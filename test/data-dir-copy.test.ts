@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createLogger } from '../src/log.ts';
 import { openStore } from '../src/store/open.ts';
+import { loginToken } from './helpers/login.ts';
 import { killAll, startMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
@@ -46,12 +47,7 @@ describe('a file-level copy of a live data directory starts (its copied LOCK nam
     const original = join(await temp.make(), 'data');
     const live = await startMain({ cwd: await temp.make(), args: [...LOCAL, '--data-dir', original], env });
     const password = (await readFile(join(original, 'auth-password'), 'utf8')).trim();
-    const login = await fetch(`${live.url}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'admin', password }),
-    });
-    const token = ((await login.json()) as { data: { token: string } }).data.token;
+    const token = await loginToken(live.url, password);
     const created = await fetch(`${live.url}/book`, { method: 'POST', headers: { authorization: token }, body: JSON.stringify({ title: 'T', author: 'A', year: 1 }) });
     assert.equal(created.status, 201);
 

@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { signToken, TOKEN_LIFETIME_SECONDS } from '../src/auth/jwt.ts';
 import { startApp, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts';
+import { loginToken } from './helpers/login.ts';
 import { killAll, startMain } from './helpers/process.ts';
 import { ioError, recordingFs } from './helpers/recording-fs.ts';
 import { changeSeqs, openEvents, type EventsClient, type SseFrame } from './helpers/sse-client.ts';
@@ -312,8 +313,7 @@ describe('GET /events and SIGTERM', () => {
       env: { SECRET_TOKEN: 'events-sigterm-secret-that-is-32-bytes-or-more', AUTH_PASSWORD: 'pw', LOG_LEVEL: 'info' },
       cwd: dataDir,
     });
-    const login = await fetch(`${service.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"admin","password":"pw"}' });
-    const token = ((await login.json()) as { data: { token: string } }).data.token;
+    const token = await loginToken(service.url, 'pw');
     const streams = await Promise.all([1, 2, 3].map(() => openEvents(`${service.url}/events`, { authorization: token })));
     assert.ok(streams.every((s) => s.status === 200));
     const exit = await service.stop('SIGTERM');

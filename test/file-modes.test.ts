@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openStore } from '../src/index.ts';
 import { nodeFileLayer, TEMP_SUFFIX, type FileLayer } from '../src/fs/durable-fs.ts';
+import { loginToken } from './helpers/login.ts';
 import { startMain, type RunningService } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
@@ -44,11 +45,11 @@ describe('file modes: the data directory is 0700 and every file in it 0600', () 
     main = await startMain({ args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], cwd: root, env: { NODE_OPTIONS: `--import ${UMASK_ZERO}` } });
     const password = (await readFile(join(dataDir, 'auth-password'), 'utf8')).trim();
     const base = main.url;
-    const send = async (method: string, path: string, body: unknown, authorization?: string): Promise<{ data: unknown }> => {
-      const res = await fetch(base + path, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...(authorization !== undefined && { authorization }) } });
+    const send = async (method: string, path: string, body: unknown, authorization: string): Promise<{ data: unknown }> => {
+      const res = await fetch(base + path, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization } });
       return (await res.json()) as { data: unknown };
     };
-    const { token } = (await send('POST', '/token', { username: 'admin', password })).data as { token: string };
+    const token = await loginToken(base, password);
     for (let i = 1; i <= 30; i++) await send('POST', '/book', { title: `Book ${i}`, author: 'Modes', year: 2000 + i }, token);
     for (let i = 1; i <= 30; i += 3) await send('PUT', `/book/${i}`, { year: 1999 }, token);
     for (let i = 2; i <= 30; i += 3) await send('DELETE', `/book/${i}`, undefined, token);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { loginToken } from './helpers/login.ts';
 import { killAll, startMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
@@ -11,9 +12,7 @@ const ENV = { SECRET_TOKEN: 'journal-compact-cli-secret-32-bytes-long', AUTH_PAS
 async function filesAfterCreates(cwd: string, env: Record<string, string>, books: number): Promise<string[]> {
   const service = await startMain({ cwd, args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', 'data'], env: { ...ENV, ...env } });
   try {
-    const login = await fetch(`${service.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ENV.AUTH_PASSWORD }) });
-    assert.equal(login.status, 200);
-    const { token } = ((await login.json()) as { data: { token: string } }).data;
+    const token = await loginToken(service.url, ENV.AUTH_PASSWORD);
     for (let i = 0; i < books; i++) {
       const res = await fetch(`${service.url}/book`, {
         method: 'POST',

@@ -4,6 +4,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openStore } from '../src/store/open.ts';
+import { loginToken } from './helpers/login.ts';
 import { killAll, runMain, startMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
@@ -38,7 +39,7 @@ describe('a damaged journal: the one line says what the operator can do, and tha
 
     await new Promise<void>((resolve, reject) => execFile('truncate', ['-s', String(second), journal], (err) => (err === null ? resolve() : reject(err))));
     const service = await startMain({ cwd, args: ['--host', '127.0.0.1', '--port', '0', '--data-dir', dir], env: ENV });
-    const token = ((await (await fetch(`${service.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'pw' }) })).json()) as { data: { token: string } }).data.token;
+    const token = await loginToken(service.url, 'pw');
     const books = ((await (await fetch(`${service.url}/books`, { headers: { authorization: token } })).json()) as { data: { title: string }[] }).data;
     assert.deepEqual(books.map((b) => b.title), ['One']);
     assert.equal((await service.stop()).code, 0);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startApp } from './helpers/app.ts';
+import { loginToken } from './helpers/login.ts';
 import { killAll, startMain } from './helpers/process.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
@@ -75,8 +76,7 @@ describe('restart of the process with a generated secret (docs/contract.md, "Con
     const env = { AUTH_PASSWORD: 'restart-password' };
     const args = ['--host', '127.0.0.1', '--port', '0'];
     const first = await startMain({ cwd, env, args });
-    const login = await fetch(`${first.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"admin","password":"restart-password"}' });
-    const { token } = ((await login.json()) as { data: { token: string } }).data;
+    const token = await loginToken(first.url, env.AUTH_PASSWORD);
     const headers = { authorization: token };
     for (const title of ['kept', 'deleted']) {
       const res = await fetch(`${first.url}/book`, { method: 'POST', headers, body: JSON.stringify(book(title)) });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { loginToken } from './login.ts';
 
 export const EXAMPLE_PASSWORD = 'embedding-example-password';
 const EXAMPLE_SECRET = 'embedding-example-secret-of-32-bytes!!';
@@ -36,13 +37,7 @@ export async function exerciseEmbeddingExample(command: string, args: readonly s
   try {
     const host = await fetch(new URL('/', base));
     assert.equal(await host.text(), 'the host application\n', 'other paths stay the host application\'s');
-    const login = await fetch(`${base}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'librarian', password: EXAMPLE_PASSWORD }),
-    });
-    const { data } = (await login.json()) as { data: { token: string } };
-    const headers = { authorization: `Bearer ${data.token}` };
+    const headers = { authorization: `Bearer ${await loginToken(base, EXAMPLE_PASSWORD, 'librarian')}` };
     const created = await fetch(`${base}/book`, { method: 'POST', headers, body: JSON.stringify({ title: 'Dune', author: 'Frank Herbert', year: 1965 }) });
     assert.equal(created.status, 201);
     const list = (await (await fetch(`${base}/books`, { headers })).json()) as { data: unknown };
