@@ -104,6 +104,18 @@ describe('token cache', () => {
   });
 });
 
+/**
+ * `token`, signed at T0, is answered 200 by `get` now and at the last millisecond before its exp,
+ * then 401 Invalid token at exp; `setClock` moves the app's injected clock (ms) between the two.
+ */
+async function acceptedUntilExp(token: string, get: (authorization: string) => Promise<[number, string | undefined]>, setClock: (ms: number) => void): Promise<void> {
+  assert.deepEqual(await get(token), [200, 'Books retrieved successfully']);
+  setClock((T0 + 899) * 1000 + 999);
+  assert.deepEqual(await get(token), [200, 'Books retrieved successfully']);
+  setClock((T0 + 900) * 1000);
+  assert.deepEqual(await get(token), [401, 'Invalid token']);
+}
+
 describe('token cache in the service: GET /books with one token as the injected clock moves', () => {
   let app: TestApp;
   let clockMs = T0 * 1000;
@@ -118,11 +130,7 @@ describe('token cache in the service: GET /books with one token as the injected 
   after(() => app.close());
 
   it('200 while exp is in the future, then 401 Invalid token from the second exp is reached', async () => {
-    assert.deepEqual(await get(token), [200, 'Books retrieved successfully']);
-    clockMs = (T0 + 899) * 1000 + 999;
-    assert.deepEqual(await get(token), [200, 'Books retrieved successfully']);
-    clockMs = (T0 + 900) * 1000;
-    assert.deepEqual(await get(token), [401, 'Invalid token']);
+    await acceptedUntilExp(token, get, (ms) => (clockMs = ms));
   });
 
   it('401 Invalid token every time for a token signed with another secret', async () => {
@@ -154,11 +162,7 @@ describe('one keep-alive connection: each request is held to its own token as th
   });
 
   it('a token accepted on the connection is refused on it from its exp on', async () => {
-    assert.deepEqual(await get(token), [200, 'Books retrieved successfully']);
-    clockMs = (T0 + 899) * 1000 + 999;
-    assert.deepEqual(await get(token), [200, 'Books retrieved successfully']);
-    clockMs = (T0 + 900) * 1000;
-    assert.deepEqual(await get(token), [401, 'Invalid token']);
+    await acceptedUntilExp(token, get, (ms) => (clockMs = ms));
   });
 
   it('after a token was accepted, another header on the same connection is checked on its own: forged, blank, absent', async () => {
