@@ -5,16 +5,9 @@ import { EVENT_STREAM_DEFAULTS } from '../src/events/stream-registry.ts';
 import { ALLOW_HEADERS, EXPOSE_HEADERS } from '../src/http/cors.ts';
 import type { Parameter, Response, ResponseRef } from '../src/http/openapi-types.ts';
 import { OPENAPI_DOCUMENT } from '../src/service/openapi-document.ts';
+import { section } from './helpers/markdown-sections.ts';
 
 const read = (path: string): Promise<string> => readFile(new URL(`../${path}`, import.meta.url), 'utf8');
-
-/** The text of the `## name` section of a Markdown document, up to the next `## ` heading. */
-function section(text: string, name: string): string {
-  const start = text.indexOf(`\n## ${name}\n`);
-  assert.ok(start !== -1, `no section "${name}"`);
-  const end = text.indexOf('\n## ', start + 1);
-  return text.slice(start, end === -1 ? undefined : end);
-}
 
 /**
  * Every name a text writes in its code spans (code blocks aside): `A` alone, each entry of `A, B, C`
@@ -69,7 +62,7 @@ describe('docs/contract.md, docs/api.md, the README and the OpenAPI document say
   });
 
   it('the CORS headers allowed and exposed are listed, all of them, where contract.md and api.md describe CORS', async () => {
-    const texts = { 'docs/contract.md': section(await read('docs/contract.md'), 'Cross-origin requests'), 'docs/api.md': section(await read('docs/api.md'), 'CORS') };
+    const texts = { 'docs/contract.md': section(await read('docs/contract.md'), '## Cross-origin requests'), 'docs/api.md': section(await read('docs/api.md'), '## CORS') };
     for (const [doc, text] of Object.entries(texts)) {
       const names = codeNames(text);
       for (const [list, value] of Object.entries({ allowed: ALLOW_HEADERS, exposed: EXPOSE_HEADERS })) {
@@ -89,7 +82,7 @@ describe('docs/contract.md, docs/api.md, the README and the OpenAPI document say
   it("every status and message the OpenAPI document gives is a pair in contract.md's Messages table and in the README", async () => {
     const pairs = documentedAnswers();
     assert.ok(pairs.size >= 30, `only ${pairs.size} answers found`);
-    const table = section(await read('docs/contract.md'), 'Messages');
+    const table = section(await read('docs/contract.md'), '## Messages');
     const readme = await read('README.md');
     for (const pair of pairs) {
       const [status, ...words] = pair.split(' ');

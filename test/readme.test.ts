@@ -7,24 +7,11 @@ import { ANSWERS } from '../src/http/messages.ts';
 import { MemoryBudget } from '../src/memory/budget.ts';
 import { createMetrics } from '../src/metrics/catalogue-metrics.ts';
 import { INSTALLED_EXAMPLE } from './helpers/embedding.ts';
+import { section } from './helpers/markdown-sections.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const read = (path: string): Promise<string> => readFile(join(ROOT, path), 'utf8');
 const readme = await read('README.md');
-
-/** The text of a document from its `heading` line to the next heading of the same or a higher level. */
-function section(markdown: string, heading: string): string {
-  const start = markdown.indexOf(`\n${heading}\n`);
-  assert.ok(start !== -1, `there is a section ${heading}`);
-  const level = heading.indexOf(' ');
-  const lines = markdown.slice(start + heading.length + 2).split('\n');
-  let inFence = false;
-  const end = lines.findIndex((line) => {
-    if (/^\s*(```|~~~)/.test(line)) inFence = !inFence;
-    return !inFence && new RegExp(`^#{1,${level}} `).test(line);
-  });
-  return (end === -1 ? lines : lines.slice(0, end)).join('\n');
-}
 
 /** The rows of the first Markdown table in `text`, each as its cells (the header and rule lines left out). */
 function tableRows(text: string): string[][] {
