@@ -199,6 +199,14 @@ describe('bench: flags', () => {
     });
   }
 
+  it('bench/searches.ts given its round length under the name it had (--seconds) names --duration in one line and exits 2', () => {
+    for (const args of [['--seconds', '15'], ['--seconds=15']]) {
+      const result = run('bench/searches.ts', ...args);
+      assert.equal(result.status, 2);
+      assert.match(result.stderr, /^Option '--seconds' is named '--duration' now\n/);
+    }
+  });
+
   it('npm run bench names fanout among its scenarios, and refuses it with --baseline (its ratio compares a build with itself)', () => {
     assert.match(run('bench/run.ts', '--no-build', '--scenarios', 'nope').stderr, /^bench: unknown scenario nope \(known: .*, fanout\)\n$/);
     const result = run('bench/run.ts', '--no-build', '--scenarios', 'fanout', '--baseline', 'dist');
