@@ -213,6 +213,13 @@ describe('bench: flags', () => {
     assert.equal(result.status, 1);
     assert.match(result.stderr, /^bench: fanout takes no --baseline/);
   });
+
+  it('npm run bench refuses --floor with --baseline in one line (each names what the service is measured against)', () => {
+    // An unknown scenario as well, so that a run.ts without the check stops there rather than measuring.
+    const result = run('bench/run.ts', '--no-build', '--floor', '--baseline', 'dist', '--scenarios', 'nope');
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /^bench: --floor takes no --baseline: [^\n]+\n$/);
+  });
 });
 
 describe('bench: the floor writes what the contract asks of an answer', () => {
