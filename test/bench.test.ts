@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { AnswerFramer } from '../bench/answer-framer.ts';
 import { createFloorServer } from '../bench/ceiling.ts';
 import { Arrivals, streamScanner } from '../bench/fanout-scan.ts';
 import { LatencyHistogram } from '../bench/histogram.ts';
@@ -111,6 +112,34 @@ Requests/sec:  70842.00
 Transfer/sec:     10.54MB
 `;
     assert.deepEqual(parseWrkOutput(text), { requests: 354224, requestsPerSecond: 70842, p50Ms: 0.418, p99Ms: 2.5, non2xx: 354224, socketErrors: 3 });
+  });
+});
+
+describe('bench: the answer framer', () => {
+  // A body, one in odd case with spaces before its length, one of length 0, one with no Content-Length.
+  const answers = [
+    'HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello',
+    'HTTP/1.1 404 Not Found\r\nContent-LENGTH:   12\r\nx-padding: yy\r\n\r\n{"a":"\r\n\r\n"}',
+    'HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n',
+    'HTTP/1.1 304 Not Modified\r\netag: "x"\r\n\r\n',
+    'HTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\n{}',
+  ];
+  const bytes = Buffer.from(answers.join(''), 'latin1');
+  /** Where each answer ends in `bytes`. */
+  const ends = answers.map((_, i) => Buffer.byteLength(answers.slice(0, i + 1).join(''), 'latin1'));
+
+  it('calls back once per answer, with its status, as its last byte is read, wherever the reads split the bytes', () => {
+    for (let a = 0; a <= bytes.length; a++) {
+      for (let b = a; b <= bytes.length; b++) {
+        const seen: string[] = [];
+        const framer = new AnswerFramer((status) => seen.push(status));
+        framer.read(bytes.subarray(0, a));
+        framer.read(bytes.subarray(a, b));
+        assert.equal(seen.length, ends.filter((end) => end <= b).length, `reads split at ${a} and ${b}`);
+        framer.read(bytes.subarray(b));
+        assert.deepEqual(seen, ['200', '404', '204', '304', '201'], `reads split at ${a} and ${b}`);
+      }
+    }
   });
 });
 
