@@ -11,12 +11,14 @@ const DECIMAL = /^[0-9]+(\.[0-9]+)?$/;
 /**
  * A bench script's flags: `--help`/`-h` prints `usage` and exits 0; an unknown flag, a missing
  * value, or a `numeric` flag given anything else prints one line and the usage on stderr and exits
- * 2, never a stack trace.
+ * 2, never a stack trace. `renamed` maps a name a flag no longer answers to onto the one it has, so
+ * that a command written for the old name is refused with the new one named rather than as unknown.
  */
 export function benchFlags<O extends Options>(
   usage: string,
   options: O,
   numeric?: Readonly<Partial<Record<keyof O & string, NumericFlag>>>,
+  renamed?: Readonly<Record<string, keyof O & string>>,
 ): ReturnType<typeof parseArgs<{ options: O }>>['values'] {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
@@ -27,6 +29,9 @@ export function benchFlags<O extends Options>(
     process.stderr.write(`${message}\n\n${usage}`);
     process.exit(2);
   };
+  for (const [old, name] of Object.entries(renamed ?? {})) {
+    if (args.some((arg) => arg === `--${old}` || arg.startsWith(`--${old}=`))) refuse(`Option '--${old}' is named '--${name}' now`);
+  }
   try {
     const { values } = parseArgs({ args, options });
     const given: Readonly<Record<string, unknown>> = values;

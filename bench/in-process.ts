@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Duplex } from 'node:stream';
+import { AnswerFramer } from './answer-framer.ts';
 import { createCeilingServer, createFloorServer } from './ceiling.ts';
 import { statMicros } from './cpu.ts';
 import { benchFlags } from './flags.ts';
@@ -91,15 +92,14 @@ async function serviceServer(dist: string, dataDir: string): Promise<{ server: S
 }
 
 /**
- * A client connection in memory: what the server writes is parsed for its status and length
- * (Content-Length only: every server measured here sends one), and the next request is pushed a
- * turn after each answer, as a socket's next read would arrive.
+ * A client connection in memory: what the server writes is framed into answers
+ * (bench/answer-framer.ts), and the next request is pushed a turn after each answer, as a socket's
+ * next read would arrive.
  */
 class MemorySocket extends Duplex {
   readonly remoteAddress = '127.0.0.1';
   readonly remotePort: number;
-  #bodyLeft = 0;
-  #status = '';
+  readonly #framer = new AnswerFramer((status) => this.#done(status));
   /** Which request goes next: the sockets take turns through the list. */
   #next: number;
   readonly #stride: number;
@@ -126,11 +126,11 @@ class MemorySocket extends Duplex {
   }
   override _read(): void {}
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
-    this.#received(chunk);
+    this.#framer.read(chunk);
     done();
   }
   override _writev(chunks: { chunk: Buffer }[], done: () => void): void {
-    for (const { chunk } of chunks) this.#received(chunk);
+    for (const { chunk } of chunks) this.#framer.read(chunk);
     done();
   }
 
@@ -138,27 +138,8 @@ class MemorySocket extends Duplex {
     this.push(this.#requests[this.#next % this.#requests.length]);
   }
 
-  #received(bytes: Buffer): void {
-    for (let at = 0; at < bytes.length; ) {
-      if (this.#bodyLeft > 0) {
-        const taken = Math.min(this.#bodyLeft, bytes.length - at);
-        this.#bodyLeft -= taken;
-        at += taken;
-        if (this.#bodyLeft === 0) this.#done();
-        continue;
-      }
-      const end = bytes.indexOf('\r\n\r\n', at);
-      if (end === -1) throw new Error('an answer\'s head came in two writes');
-      const head = bytes.toString('latin1', at, end);
-      this.#bodyLeft = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-      at = end + 4;
-      this.#status = head.slice(9, 12);
-      if (this.#bodyLeft === 0) this.#done();
-    }
-  }
-
-  #done(): void {
-    if (!this.#answered(this.#status)) return;
+  #done(status: string): void {
+    if (!this.#answered(status)) return;
     this.#next += this.#stride;
     setImmediate(() => this.send());
   }

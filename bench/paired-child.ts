@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AnswerFramer } from './answer-framer.ts';
 import { SCENARIOS, seedBook } from './scenarios.ts';
 
 /**
@@ -17,26 +18,17 @@ interface LibraryBuild {
 }
 
 const [dist, scenarioName, requests, warmup] = process.argv.slice(2) as [string, string, string, string];
-const HEAD_END = Buffer.from('\r\n\r\n');
 
 /** Sends `count` requests, cycling through `built`, each once the previous answer is whole; rejects on another status. */
 function exchange(socket: Socket, built: readonly Buffer[], count: number, expected: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    let pending: Buffer = Buffer.alloc(0);
     let sent = 0;
     const next = (): void => {
       socket.write(built[sent % built.length] as Buffer);
       sent++;
     };
-    const onData = (chunk: Buffer): void => {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      const headEnd = pending.indexOf(HEAD_END);
-      if (headEnd === -1) return;
-      const head = pending.subarray(0, headEnd).toString('latin1');
-      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-      if (pending.length < headEnd + 4 + length) return;
-      pending = pending.subarray(headEnd + 4 + length);
-      const status = Number(head.slice(9, 12));
+    const framer = new AnswerFramer((answered) => {
+      const status = Number(answered);
       if (status !== expected) {
         socket.off('data', onData);
         reject(new Error(`${scenarioName}: status ${status}, expected ${expected}`));
@@ -45,7 +37,8 @@ function exchange(socket: Socket, built: readonly Buffer[], count: number, expec
         socket.off('data', onData);
         resolve();
       }
-    };
+    });
+    const onData = (chunk: Buffer): void => framer.read(chunk);
     socket.on('data', onData);
     next();
   });

@@ -23,7 +23,7 @@ const USAGE = `npm run bench [-- flags]: the built service against a bare node:h
   --duration S       seconds per round (5); --warmup S (1); --rounds N (5)
   --baseline DIR     another build's dist/ instead of the ceiling server: the before/after ratio
   --floor            the ceiling's floor instead: what the contract asks of an answer (its headers,
-                     a generated request id) and nothing else (bench/ceiling.ts)
+                     a generated request id) and nothing else (bench/ceiling.ts); not with --baseline
   --cpu-prof DIR     each server writes a V8 CPU profile on exit, in DIR/service and DIR/ceiling (or
                      DIR/baseline); bench/profile-summary.ts reads them
   --wrk              use wrk as the generator (--wrk-threads N, 2)
@@ -187,6 +187,7 @@ async function seed(base: string): Promise<number[]> {
 }
 
 async function main(): Promise<void> {
+  if (flags.floor && flags.baseline !== undefined) throw new Error('--floor takes no --baseline: each names what the service is measured against, the floor server or another build (npm run bench:in-process -- --targets floor,DIR,dist measures both)');
   if (flags.wrk && !wrkAvailable()) throw new Error('--wrk: wrk is not on the PATH');
   const logLevel = flags['log-level'];
   // Fan-out compares a build with itself (streams against none): not in a --baseline run's default list.

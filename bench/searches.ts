@@ -17,7 +17,7 @@ import { buildDist, freePort, waitUntilAnswering } from './service-process.ts';
 const USAGE = `npm run bench:searches [-- flags]: concurrent searches against the built service, /healthz meanwhile
   --books N        catalogue size (100000)
   --clients N      keep-alive clients, each one search at a time (64; the probes' agent holds 64 connections)
-  --seconds N      length of a round (15)
+  --duration S     seconds per round (15)
   --rounds N       rounds per build (2)
   --baseline DIR   another build's dist/ to run alternately, in the same sitting
   --no-build       use dist/ as it is
@@ -25,11 +25,11 @@ const USAGE = `npm run bench:searches [-- flags]: concurrent searches against th
 const flags = benchFlags(USAGE, {
   books: { type: 'string', default: '100000' },
   clients: { type: 'string', default: '64' },
-  seconds: { type: 'string', default: '15' },
+  duration: { type: 'string', default: '15' },
   rounds: { type: 'string', default: '2' },
   baseline: { type: 'string' },
   'no-build': { type: 'boolean', default: false },
-}, { books: 'count', clients: 'count', seconds: 'count', rounds: 'count' });
+}, { books: 'count', clients: 'count', duration: 'amount', rounds: 'count' }, { seconds: 'duration' });
 const ROOT = new URL('..', import.meta.url).pathname;
 /** Every generated title starts with "The" (bench/export-file.ts): each search matches every book. */
 const QUERY = '/books?limit=10&q=the';
@@ -53,7 +53,7 @@ async function round(dist: string, dataDir: string): Promise<string> {
     await waitUntilAnswering(`http://127.0.0.1:${port}/healthz`, service, 60_000);
     const token = await login(port);
     const pinger = await healthPinger(port);
-    const seconds = Number(flags.seconds);
+    const seconds = Number(flags.duration);
     const searches = await searchLoops(port, token, performance.now() + seconds * 1000);
     const health = await pinger.stop();
     return `${(searches / seconds).toFixed(1)} searches/s; /healthz p50 ${health.p50Ms.toFixed(1)} ms, p99 ${health.p99Ms.toFixed(1)} ms, max ${health.maxMs.toFixed(0)} ms (${health.count} answers)`;
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     await runImport(file, dataDir);
     const builds: [string, string][] = [['this build', join(ROOT, 'dist')]];
     if (flags.baseline !== undefined) builds.push(['baseline', resolve(flags.baseline)]);
-    console.log(`${flags.books} books, ${flags.clients} clients searching ${QUERY}, ${flags.seconds} s a round`);
+    console.log(`${flags.books} books, ${flags.clients} clients searching ${QUERY}, ${flags.duration} s a round`);
     for (let r = 1; r <= Number(flags.rounds); r++) {
       for (const [name, dist] of r % 2 === 1 ? builds : [...builds].reverse()) console.log(`  round ${r}, ${name}: ${await round(dist, dataDir)}`);
     }

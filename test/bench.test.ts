@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { AnswerFramer } from '../bench/answer-framer.ts';
 import { createFloorServer } from '../bench/ceiling.ts';
 import { Arrivals, streamScanner } from '../bench/fanout-scan.ts';
 import { LatencyHistogram } from '../bench/histogram.ts';
@@ -114,6 +115,34 @@ Transfer/sec:     10.54MB
   });
 });
 
+describe('bench: the answer framer', () => {
+  // A body, one in odd case with spaces before its length, one of length 0, one with no Content-Length.
+  const answers = [
+    'HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello',
+    'HTTP/1.1 404 Not Found\r\nContent-LENGTH:   12\r\nx-padding: yy\r\n\r\n{"a":"\r\n\r\n"}',
+    'HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n',
+    'HTTP/1.1 304 Not Modified\r\netag: "x"\r\n\r\n',
+    'HTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\n{}',
+  ];
+  const bytes = Buffer.from(answers.join(''), 'latin1');
+  /** Where each answer ends in `bytes`. */
+  const ends = answers.map((_, i) => Buffer.byteLength(answers.slice(0, i + 1).join(''), 'latin1'));
+
+  it('calls back once per answer, with its status, as its last byte is read, wherever the reads split the bytes', () => {
+    for (let a = 0; a <= bytes.length; a++) {
+      for (let b = a; b <= bytes.length; b++) {
+        const seen: string[] = [];
+        const framer = new AnswerFramer((status) => seen.push(status));
+        framer.read(bytes.subarray(0, a));
+        framer.read(bytes.subarray(a, b));
+        assert.equal(seen.length, ends.filter((end) => end <= b).length, `reads split at ${a} and ${b}`);
+        framer.read(bytes.subarray(b));
+        assert.deepEqual(seen, ['200', '404', '204', '304', '201'], `reads split at ${a} and ${b}`);
+      }
+    }
+  });
+});
+
 describe('bench: the fan-out subscriber scans every frame of a chunked stream', () => {
   // What the service writes: one HTTP/1.1 chunk (RFC 9112 §7.1) of whole SSE frames per send.
   const frame = (id: number): string => `id: ${id}\nevent: created\ndata: ${JSON.stringify({ seq: id, type: 'created', id, book: { id, title: 'Fin', author: 'Ivi' } })}\n\n`;
@@ -199,11 +228,26 @@ describe('bench: flags', () => {
     });
   }
 
+  it('bench/searches.ts given its round length under the name it had (--seconds) names --duration in one line and exits 2', () => {
+    for (const args of [['--seconds', '15'], ['--seconds=15']]) {
+      const result = run('bench/searches.ts', ...args);
+      assert.equal(result.status, 2);
+      assert.match(result.stderr, /^Option '--seconds' is named '--duration' now\n/);
+    }
+  });
+
   it('npm run bench names fanout among its scenarios, and refuses it with --baseline (its ratio compares a build with itself)', () => {
     assert.match(run('bench/run.ts', '--no-build', '--scenarios', 'nope').stderr, /^bench: unknown scenario nope \(known: .*, fanout\)\n$/);
     const result = run('bench/run.ts', '--no-build', '--scenarios', 'fanout', '--baseline', 'dist');
     assert.equal(result.status, 1);
     assert.match(result.stderr, /^bench: fanout takes no --baseline/);
+  });
+
+  it('npm run bench refuses --floor with --baseline in one line (each names what the service is measured against)', () => {
+    // An unknown scenario as well, so that a run.ts without the check stops there rather than measuring.
+    const result = run('bench/run.ts', '--no-build', '--floor', '--baseline', 'dist', '--scenarios', 'nope');
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /^bench: --floor takes no --baseline: [^\n]+\n$/);
   });
 });
 
