@@ -1,6 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createFloorServer } from './floor.ts';
 
 /**
  * The ceiling: a bare `node:http` server answering one fixed small envelope to every request,
@@ -18,40 +21,20 @@ export function createCeilingServer(): Server {
 }
 
 /**
- * The floor: what the contract asks of every answer and nothing else: a GET /book/{id} answer's
- * body and headers (Content-Type, Content-Length, Cache-Control, X-Content-Type-Options, an
- * X-Request-Id generated per answer, an ETag), written the way the service writes them, to every
- * request, still without reading, routing or authenticating. What the service costs above it is
- * what its own work costs (docs/performance.md, "Where the microseconds go").
+ * Run as a process: listens on 127.0.0.1 at the port given as the first argument (0: any) and
+ * prints it; `floor` as the second serves the floor (bench/floor.ts), its writes in a directory of
+ * its own that goes with the process.
  */
-const FLOOR_BODY = Buffer.from('{"status":200,"message":"Book retrieved successfully","data":{"id":42,"title":"Seeded book 41","author":"Author 7","year":1991}}');
-const FLOOR_ETAG = '"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZn"';
-
-export function createFloorServer(): Server {
-  return createServer((_req, res) => {
-    res.writeHead(200, [
-      'content-type',
-      'application/json; charset=utf-8',
-      'content-length',
-      FLOOR_BODY.length,
-      'cache-control',
-      'no-store',
-      'x-content-type-options',
-      'nosniff',
-      'x-request-id',
-      randomUUID(),
-      'etag',
-      FLOOR_ETAG,
-    ]);
-    res.end(FLOOR_BODY);
-  });
-}
-
-/** Run as a process: listens on 127.0.0.1 at the port given as the first argument (0: any) and prints it; `floor` as the second serves the floor. */
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const server = process.argv[3] === 'floor' ? createFloorServer() : createCeilingServer();
+  const dir = process.argv[3] === 'floor' ? mkdtempSync(join(tmpdir(), 'book-catalogue-floor-')) : undefined;
+  const server = dir === undefined ? createCeilingServer() : createFloorServer(dir);
   server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
     process.stdout.write(`${(server.address() as AddressInfo).port}\n`);
   });
-  process.on('SIGTERM', () => server.close(() => process.exit(0)));
+  process.on('SIGTERM', () =>
+    server.close(() => {
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+      process.exit(0);
+    }),
+  );
 }

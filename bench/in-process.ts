@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Duplex } from 'node:stream';
 import { AnswerFramer } from './answer-framer.ts';
-import { createCeilingServer, createFloorServer } from './ceiling.ts';
+import { createCeilingServer } from './ceiling.ts';
+import { createFloorServer } from './floor.ts';
 import { statMicros } from './cpu.ts';
 import { benchFlags } from './flags.ts';
 import { median } from './median.ts';
@@ -22,7 +23,8 @@ import { SCENARIOS, scenariosNamed, seedBook, type Scenario } from './scenarios.
 const USAGE = `npm run bench:in-process [-- flags]: CPU per answer on in-memory sockets, no kernel send
   --targets a,b      what to measure, in turn (default: ceiling,floor,dist):
                        ceiling  the bare node:http server of npm run bench (bench/ceiling.ts)
-                       floor    its floor: what the contract asks of an answer and nothing else
+                       floor    its floor: what the contract asks of each route and nothing else
+                                (bench/floor.ts)
                        DIR      a build of the service (its dist/ folder, as --baseline takes it)
   --scenarios a,b    the bench's scenarios (default: all six)
   --rounds N         rounds per target (5); --answers N per round (100000), after 20000 not counted
@@ -148,7 +150,7 @@ class MemorySocket extends Duplex {
 async function childRound(target: string, scenario: Scenario, answers: number, connections: number): Promise<Round> {
   const dataDir = mkdtempSync(join(tmpdir(), 'book-catalogue-in-process-'));
   try {
-    const bare = target === 'ceiling' ? createCeilingServer() : target === 'floor' ? createFloorServer() : undefined;
+    const bare = target === 'ceiling' ? createCeilingServer() : target === 'floor' ? createFloorServer(dataDir) : undefined;
     const { server, token } = bare === undefined ? await serviceServer(target, join(dataDir, 'data')) : { server: bare, token: 'none' };
     const requests = scenario.build({ host: '127.0.0.1', token, username: USERNAME, password: PASSWORD, bookIds: Array.from({ length: 100 }, (_, i) => i + 1) });
     const statuses: Record<string, number> = {};

@@ -22,8 +22,10 @@ const USAGE = `npm run bench [-- flags]: the built service against a bare node:h
   --connections N    keep-alive connections (32)
   --duration S       seconds per round (5); --warmup S (1); --rounds N (5)
   --baseline DIR     another build's dist/ instead of the ceiling server: the before/after ratio
-  --floor            the ceiling's floor instead: what the contract asks of an answer (its headers,
-                     a generated request id) and nothing else (bench/ceiling.ts); not with --baseline
+  --floor            the floor instead of the ceiling: what the contract asks of each route and
+                     nothing else (bench/floor.ts); not with --baseline
+  --floor-vs-ceiling the floor in the service's place, against the ceiling: what the contract
+                     itself costs, route by route
   --cpu-prof DIR     each server writes a V8 CPU profile on exit, in DIR/service and DIR/ceiling (or
                      DIR/baseline); bench/profile-summary.ts reads them
   --wrk              use wrk as the generator (--wrk-threads N, 2)
@@ -45,6 +47,7 @@ const flags = benchFlags(USAGE, {
   'cpu-prof': { type: 'string' },
   baseline: { type: 'string' },
   floor: { type: 'boolean', default: false },
+  'floor-vs-ceiling': { type: 'boolean', default: false },
 }, { connections: 'count', duration: 'amount', warmup: 'amount', rounds: 'count', 'wrk-threads': 'count' });
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -54,6 +57,8 @@ const WARMUP_MS = Number(flags.warmup) * 1000;
 const ROUNDS = Number(flags.rounds);
 /** What the service is measured against: the ceiling server, or another build of the service. */
 const OTHER = flags.baseline !== undefined ? 'baseline' : flags.floor ? 'floor' : 'ceiling';
+/** What is measured against it: the built service, or (--floor-vs-ceiling) the floor server. */
+const SUBJECT = flags['floor-vs-ceiling'] ? 'floor' : 'service';
 const USERNAME = 'bench';
 const PASSWORD = randomBytes(12).toString('base64url');
 const SEEDED_BOOKS = 100;
@@ -138,13 +143,13 @@ function printTable(rows: readonly Row[], generator: string, logLevel: string): 
   const out: string[] = [
     '',
     `generator: ${generator}; ${CONNECTIONS} connections, ${DURATION_MS / 1000} s per round after ${WARMUP_MS / 1000} s warm-up, ` +
-      `${ROUNDS} rounds, service and ${OTHER} taking turns going first; node ${process.version}, ${cpus().length} CPUs; service --log-level ${logLevel}`,
-    `req/s and latency: medians over rounds; ratio: median service / median ${OTHER}; round ratio: median of each round's service/${OTHER}`,
+      `${ROUNDS} rounds, ${SUBJECT} and ${OTHER} taking turns going first; node ${process.version}, ${cpus().length} CPUs; service --log-level ${logLevel}`,
+    `req/s and latency: medians over rounds; ratio: median ${SUBJECT} / median ${OTHER}; round ratio: median of each round's ${SUBJECT}/${OTHER}`,
     'CPU µs/answer: the server process\'s user + system CPU time per answer (warm-up included), median over rounds',
-    `CPU ratio: median of each round's service/${OTHER} CPU µs per answer (a round's two figures are taken minutes apart at most, so a load that comes and goes on the host moves both)`,
+    `CPU ratio: median of each round's ${SUBJECT}/${OTHER} CPU µs per answer (a round's two figures are taken minutes apart at most, so a load that comes and goes on the host moves both)`,
     'unexpected: answers with another status than the scenario expects, plus socket errors, all rounds',
     '',
-    `| scenario | service req/s | ${OTHER} req/s | ratio | round ratio | service p50 / p99 ms | ${OTHER} p50 / p99 ms | CPU µs/answer (service / ${OTHER}) | CPU ratio | unexpected (service / ${OTHER}) |`,
+    `| scenario | ${SUBJECT} req/s | ${OTHER} req/s | ratio | round ratio | ${SUBJECT} p50 / p99 ms | ${OTHER} p50 / p99 ms | CPU µs/answer (${SUBJECT} / ${OTHER}) | CPU ratio | unexpected (${SUBJECT} / ${OTHER}) |`,
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const row of rows) {
@@ -170,6 +175,11 @@ function profileFlags(name: string): string[] {
   return flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '200', '--cpu-prof-dir', join(flags['cpu-prof'], name)];
 }
 
+/** The ceiling or the floor (bench/ceiling.ts), as a process of its own. */
+function spawnBare(which: 'ceiling' | 'floor', port: number): ChildProcess {
+  return spawn(process.execPath, [...profileFlags(which), '--import', 'tsx', 'bench/ceiling.ts', String(port), which], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
 function spawnService(dist: string, port: number, dataDir: string, logFd: number, logLevel: string, profileName: string): ChildProcess {
   return spawn(process.execPath, [...profileFlags(profileName), join(dist, 'main.js'), '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--log-level', logLevel], {
     cwd: ROOT,
@@ -188,6 +198,7 @@ async function seed(base: string): Promise<number[]> {
 
 async function main(): Promise<void> {
   if (flags.floor && flags.baseline !== undefined) throw new Error('--floor takes no --baseline: each names what the service is measured against, the floor server or another build (npm run bench:in-process -- --targets floor,DIR,dist measures both)');
+  if (flags['floor-vs-ceiling'] && (flags.floor || flags.baseline !== undefined)) throw new Error('--floor-vs-ceiling takes no --floor or --baseline: it measures the floor against the ceiling');
   if (flags.wrk && !wrkAvailable()) throw new Error('--wrk: wrk is not on the PATH');
   const logLevel = flags['log-level'];
   // Fan-out compares a build with itself (streams against none): not in a --baseline run's default list.
@@ -206,11 +217,8 @@ async function httpScenarios(scenarios: readonly Scenario[], logLevel: string): 
   const workDir = await mkdtemp(join(tmpdir(), 'book-catalogue-bench-'));
   const logFile = await open(join(workDir, 'service.log'), 'a');
   const [servicePort, otherPort] = [await freePort(), await freePort()];
-  const service = spawnService('dist', servicePort, join(workDir, 'data'), logFile.fd, logLevel, 'service');
-  const other =
-    flags.baseline === undefined
-      ? spawn(process.execPath, [...profileFlags(OTHER), '--import', 'tsx', 'bench/ceiling.ts', String(otherPort), OTHER], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
-      : spawnService(flags.baseline, otherPort, join(workDir, 'data-baseline'), logFile.fd, logLevel, OTHER);
+  const service = SUBJECT === 'floor' ? spawnBare(SUBJECT, servicePort) : spawnService('dist', servicePort, join(workDir, 'data'), logFile.fd, logLevel, SUBJECT);
+  const other = flags.baseline === undefined ? spawnBare(flags.floor ? 'floor' : 'ceiling', otherPort) : spawnService(flags.baseline, otherPort, join(workDir, 'data-baseline'), logFile.fd, logLevel, OTHER);
   try {
     const base = `http://127.0.0.1:${servicePort}`;
     const otherBase = `http://127.0.0.1:${otherPort}`;
@@ -226,9 +234,10 @@ async function httpScenarios(scenarios: readonly Scenario[], logLevel: string): 
         const ctx: ScenarioContext = { host: '127.0.0.1', token: await freshToken(base), username: USERNAME, password: PASSWORD, bookIds };
         const requests = scenario.build(ctx);
         const serviceRound = (): Promise<Figures> => measure(service, servicePort, requests, scenario.expectedStatus, workDir);
+        // The ceiling answers 200 to everything; the floor and a baseline answer as the service does.
         const otherRound = async (): Promise<Figures> =>
           flags.baseline === undefined
-            ? measure(other, otherPort, requests, 200, workDir)
+            ? measure(other, otherPort, requests, OTHER === 'ceiling' ? 200 : scenario.expectedStatus, workDir)
             : measure(other, otherPort, scenario.build({ ...ctx, token: await freshToken(otherBase) }), scenario.expectedStatus, workDir);
         // Whichever server went first in a round came out 7-12% cheaper on a shared host, whatever
         // build it was (docs/performance.md, "Compression"): the first place alternates too.
@@ -239,7 +248,7 @@ async function httpScenarios(scenarios: readonly Scenario[], logLevel: string): 
         row.service.push(a);
         row.other.push(b);
         process.stderr.write(
-          `${scenario.name} round ${round}: service ${Math.round(a.requestsPerSecond)} req/s ${a.cpuMicrosPerAnswer.toFixed(1)} µs CPU/answer (${a.detail}), ` +
+          `${scenario.name} round ${round}: ${SUBJECT} ${Math.round(a.requestsPerSecond)} req/s ${a.cpuMicrosPerAnswer.toFixed(1)} µs CPU/answer (${a.detail}), ` +
             `${OTHER} ${Math.round(b.requestsPerSecond)} req/s ${b.cpuMicrosPerAnswer.toFixed(1)} µs CPU/answer (${b.detail})\n`,
         );
       }

@@ -1,16 +1,19 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { readFile } from 'node:fs/promises';
+import { connect, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AnswerFramer } from '../bench/answer-framer.ts';
-import { createFloorServer } from '../bench/ceiling.ts';
+import { createFloorServer } from '../bench/floor.ts';
 import { Arrivals, streamScanner } from '../bench/fanout-scan.ts';
 import { LatencyHistogram } from '../bench/histogram.ts';
 import { runLoad, type LoadResult } from '../bench/load.ts';
-import { httpRequest } from '../bench/scenarios.ts';
+import { httpRequest, SCENARIOS, seedBook } from '../bench/scenarios.ts';
 import { parseWrkOutput } from '../bench/wrk.ts';
-import { startApp } from './helpers/app.ts';
+import { startApp, TEST_PASSWORD, TEST_USER } from './helpers/app.ts';
+import { tempDirs } from './helpers/temp-dirs.ts';
 
 const CONNECTIONS = 4;
 
@@ -251,23 +254,69 @@ describe('bench: flags', () => {
   });
 });
 
-describe('bench: the floor writes what the contract asks of an answer', () => {
-  it('the same header fields as the service\'s GET /book/{id} answer (as a set: fetch sorts them), and a fresh request id each time', async () => {
+describe('bench: the floor answers each scenario as the contract asks', () => {
+  const dirs = tempDirs('floor-');
+  after(() => dirs.removeAll());
+  /** One request's answer on a fresh connection: its status and header names (Date and connection management aside), body read to its length. */
+  const exchange = (port: number, request: Buffer): Promise<{ status: number; names: string[] }> =>
+    new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(request));
+      let bytes = Buffer.alloc(0);
+      socket.on('data', (chunk: Buffer) => {
+        bytes = Buffer.concat([bytes, chunk]);
+        const end = bytes.indexOf('\r\n\r\n');
+        if (end === -1) return;
+        const [statusLine = '', ...lines] = bytes.subarray(0, end).toString('latin1').split('\r\n');
+        const fields = lines.map((line) => line.slice(0, line.indexOf(':')).toLowerCase());
+        const length = Number(lines.find((line) => line.toLowerCase().startsWith('content-length:'))?.slice(15));
+        if (bytes.length < end + 4 + length) return;
+        socket.destroy();
+        resolve({ status: Number(statusLine.split(' ')[1]), names: fields.filter((name) => !['date', 'connection', 'keep-alive'].includes(name)).sort() });
+      });
+      socket.on('error', reject);
+    });
+
+  it('the status and the header fields of the service\'s answer, for every scenario of npm run bench, with a fresh request id each time', async () => {
     const app = await startApp({ logLevel: 'silent' });
-    const floor = createFloorServer();
+    const dir = await dirs.make();
+    const floor = createFloorServer(dir);
     await new Promise<void>((resolve) => floor.listen(0, '127.0.0.1', resolve));
+    const floorPort = (floor.address() as AddressInfo).port;
     try {
-      await app.request('POST', '/book', { body: { title: 't', author: 'a', year: 1 } });
-      const names = (res: Response): string[] => [...res.headers.keys()].filter((name) => name !== 'date' && name !== 'connection' && name !== 'keep-alive');
-      const service = await fetch(`${app.url}/book/1`, { headers: { authorization: app.token() } });
-      const url = `http://127.0.0.1:${(floor.address() as AddressInfo).port}/`;
+      // The bench's 100 books: a list of them is long enough to vary by Accept-Encoding, as list-100's does.
+      for (let i = 0; i < 100; i++) await app.request('POST', '/book', { body: seedBook(i) });
+      const ctx = { host: '127.0.0.1', token: app.token(), username: TEST_USER, password: TEST_PASSWORD, bookIds: [1] };
+      for (const scenario of SCENARIOS) {
+        const request = scenario.build(ctx)[0] as Buffer;
+        const [service, floorAnswer] = [await exchange(app.port, request), await exchange(floorPort, request)];
+        assert.equal(service.status, scenario.expectedStatus, scenario.name);
+        assert.deepEqual(floorAnswer, service, scenario.name);
+      }
+      const url = `http://127.0.0.1:${floorPort}/book/1`;
       const [first, second] = [await fetch(url), await fetch(url)];
-      assert.deepEqual(names(first).sort(), names(service).sort());
       assert.notEqual(first.headers.get('x-request-id'), second.headers.get('x-request-id'));
-      assert.equal(first.headers.get('content-type'), service.headers.get('content-type'));
     } finally {
-      floor.close();
+      await new Promise((resolve) => floor.close(resolve));
+      floor.closeJournal();
       await app.close();
+    }
+  });
+
+  it('a write is answered only once its record is in the file, and a body that is not JSON is a 400', async () => {
+    const dir = await dirs.make();
+    const floor = createFloorServer(dir);
+    await new Promise<void>((resolve) => floor.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(floor.address() as AddressInfo).port}`;
+    try {
+      const created = await fetch(`${url}/book`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"title":"T","author":"A","year":2001}' });
+      assert.equal(created.status, 201);
+      assert.equal(created.headers.get('location'), '/book/1');
+      assert.match(await readFile(join(dir, 'floor-journal'), 'utf8'), /^1 \{"id":1,"title":"T","author":"A","year":2001\}\n$/);
+      const refused = await fetch(`${url}/book/1`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: 'not json' });
+      assert.equal(refused.status, 400);
+    } finally {
+      await new Promise((resolve) => floor.close(resolve));
+      floor.closeJournal();
     }
   });
 });

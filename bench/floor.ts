@@ -1,0 +1,151 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, fdatasync, ftruncateSync, openSync, write } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { seedBook } from './scenarios.ts';
+
+/**
+ * The floor, route by route: what the contract asks of each bench scenario's request and answer,
+ * and nothing else. Every answer carries the envelope and the header fields of the service's
+ * answer to that request (docs/contract.md, "Envelope"), a request id unique in the process, and
+ * an ETag, `Location` or `WWW-Authenticate` where the route has one. A request with a body has it
+ * read and parsed as JSON. A write is made durable before it is answered: appended to a file and
+ * fdatasync'd, one batch at a time, the next batch written before the last one is answered, as the
+ * service's store does. Not done: routing beyond the bench's paths, verifying a token (only
+ * whether one is there), validating a book, keeping an index, any limit or metric. No service on
+ * node:http that meets the contract can do less, so service/floor is what the service's own
+ * design costs, and floor/ceiling what the contract does (docs/performance.md, "Where the
+ * microseconds go").
+ */
+const CONTENT_TYPE = 'application/json; charset=utf-8';
+const PREFIX = `${randomBytes(6).toString('hex')}-`;
+/** A strong tag of the shape the service sends for a book: the floor's books are never read back, so any stands. */
+const BOOK_ETAG = '"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZn"';
+const READ_BODY = Buffer.from('{"status":200,"message":"Book retrieved successfully","data":{"id":42,"title":"Seeded book 41","author":"Author 7","year":1991}}');
+const LIST_BODY = Buffer.from(
+  `{"status":200,"message":"Books retrieved successfully","data":[${Array.from({ length: 100 }, (_, i) => JSON.stringify({ id: i + 1, ...seedBook(i) })).join(',')}]}`,
+);
+const LIST_ETAG = '"books-QUJDREVGR0hJSktM-100"';
+const UNAUTHORIZED_BODY = Buffer.from('{"status":401,"message":"Authorization token required","data":null}');
+/** A token of the length the service issues (an HS256 JWT of `sub`, `iat`, `exp`). */
+const TOKEN_BODY = Buffer.from(`{"status":200,"message":"Token generated successfully","data":{"token":"${'x'.repeat(36)}.${'y'.repeat(70)}.${'z'.repeat(43)}"}}`);
+const BAD_REQUEST_BODY = Buffer.from('{"status":400,"message":"Invalid input","data":null}');
+/** The floor's journal is cut back to empty past this: it keeps no state, only the cost of appending. */
+const JOURNAL_LIMIT = 64 * 1024 * 1024;
+
+type Extra = readonly string[];
+
+/** Writes that wait for the durable append of their records, one batch in flight (group commit). */
+class GroupCommit {
+  readonly #fd: number;
+  #records = '';
+  #waiting: (() => void)[] = [];
+  #busy = false;
+  #bytes = 0;
+
+  constructor(fd: number) {
+    this.#fd = fd;
+  }
+
+  add(record: string, durable: () => void): void {
+    this.#records += record;
+    this.#waiting.push(durable);
+    if (!this.#busy) this.#flush();
+  }
+
+  #flush(): void {
+    const text = this.#records;
+    const batch = this.#waiting;
+    this.#records = '';
+    this.#waiting = [];
+    this.#busy = true;
+    if (this.#bytes > JOURNAL_LIMIT) {
+      ftruncateSync(this.#fd, 0);
+      this.#bytes = 0;
+    }
+    this.#bytes += text.length;
+    write(this.#fd, text, (err) => {
+      if (err) throw err;
+      fdatasync(this.#fd, (syncErr) => {
+        if (syncErr) throw syncErr;
+        this.#busy = false;
+        if (this.#waiting.length > 0) this.#flush();
+        for (const durable of batch) durable();
+      });
+    });
+  }
+}
+
+/** A floor server whose writes go to a file in `dir`; `closeJournal` closes that file once the server is closed. */
+export function createFloorServer(dir: string): Server & { closeJournal(): void } {
+  const fd = openSync(join(dir, 'floor-journal'), 'a');
+  const commits = new GroupCommit(fd);
+  let answered = 0;
+  let seq = 0;
+  let nextId = 0;
+
+  const answer = (res: ServerResponse, status: number, body: Buffer | string, extra: Extra): void => {
+    const fields: (string | number)[] = [
+      'content-type',
+      CONTENT_TYPE,
+      'content-length',
+      Buffer.byteLength(body),
+      'cache-control',
+      'no-store',
+      'x-content-type-options',
+      'nosniff',
+      'x-request-id',
+      `${PREFIX}${++answered}`,
+    ];
+    for (const field of extra) fields.push(field);
+    res.writeHead(status, fields);
+    res.end(body);
+  };
+
+  /** The body as JSON, or a 400 answer. */
+  const readJson = (req: IncomingMessage, res: ServerResponse, then: (value: Record<string, unknown>) => void): void => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      let value: unknown;
+      try {
+        value = JSON.parse((chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString());
+      } catch {
+        value = undefined;
+      }
+      if (typeof value === 'object' && value !== null) then(value as Record<string, unknown>);
+      else answer(res, 400, BAD_REQUEST_BODY, []);
+    });
+  };
+
+  /** A book made of the body's fields (over a seeded one's for an update), durable before its answer. */
+  const writeBook = (res: ServerResponse, body: Record<string, unknown>, id: number, created: boolean): void => {
+    const base = seedBook(id);
+    const json = `{"id":${id},"title":${JSON.stringify(body.title ?? base.title)},"author":${JSON.stringify(body.author ?? base.author)},"year":${Number(body.year ?? base.year)}}`;
+    const at = ++seq;
+    commits.add(`${at} ${json}\n`, () => {
+      const message = created ? 'Book created successfully' : 'Book updated successfully';
+      const extra = created ? ['etag', `"${at}"`, 'location', `/book/${id}`] : ['etag', `"${at}"`];
+      answer(res, created ? 201 : 200, `{"status":${created ? 201 : 200},"message":"${message}","data":${json}}`, extra);
+    });
+  };
+
+  const server = createServer((req, res) => {
+    const { method, url } = req;
+    if (method === 'GET' && url === '/books') {
+      if (req.headers.authorization === undefined) answer(res, 401, UNAUTHORIZED_BODY, ['www-authenticate', 'Bearer realm="book-catalogue"']);
+      else answer(res, 200, LIST_BODY, ['etag', LIST_ETAG, 'vary', 'Accept-Encoding']);
+    } else if (method === 'GET' && url?.startsWith('/book/') === true) {
+      answer(res, 200, READ_BODY, ['etag', BOOK_ETAG]);
+    } else if (method === 'POST' && url === '/token') {
+      readJson(req, res, () => answer(res, 200, TOKEN_BODY, []));
+    } else if (method === 'POST' && url === '/book') {
+      readJson(req, res, (body) => writeBook(res, body, ++nextId, true));
+    } else if (method === 'PUT' && url?.startsWith('/book/') === true) {
+      readJson(req, res, (body) => writeBook(res, body, Number(url.slice(6)), false));
+    } else {
+      answer(res, 200, READ_BODY, []);
+    }
+  });
+  return Object.assign(server, { closeJournal: () => closeSync(fd) });
+}
