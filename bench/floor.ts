@@ -14,8 +14,8 @@ import { seedBook } from './scenarios.ts';
  * service's store does. Not done: routing beyond the bench's paths, verifying a token (only
  * whether one is there), validating a book, keeping an index, any limit or metric. No service on
  * node:http that meets the contract can do less, so service/floor is what the service's own
- * design costs, and floor/ceiling what the contract does (docs/performance.md, "Where the
- * microseconds go").
+ * design costs, and floor/ceiling what the contract does
+ * (docs/performance.md, "What the contract itself costs: the floor").
  */
 const CONTENT_TYPE = 'application/json; charset=utf-8';
 const PREFIX = `${randomBytes(6).toString('hex')}-`;
