@@ -14,7 +14,8 @@ import { runWrk, wrkAvailable } from './wrk.ts';
 /**
  * `npm run bench`: the built service against a bare node:http ceiling server, same generator,
  * alternating rounds (docs/performance.md, "How to read the figures"); with --baseline, against
- * another build (before/after of a change).
+ * another build (before/after of a change); with --floor, against the floor (bench/floor.ts); with
+ * --floor-vs-ceiling, the floor in the service's place.
  */
 const USAGE = `npm run bench [-- flags]: the built service against a bare node:http server (or --baseline DIR)
   --scenarios a,b    which scenarios (default: all; fanout is bench:fanout's, on dist/ as built, and
@@ -24,10 +25,10 @@ const USAGE = `npm run bench [-- flags]: the built service against a bare node:h
   --baseline DIR     another build's dist/ instead of the ceiling server: the before/after ratio
   --floor            the floor instead of the ceiling: what the contract asks of each route and
                      nothing else (bench/floor.ts); not with --baseline
-  --floor-vs-ceiling the floor in the service's place, against the ceiling: what the contract
-                     itself costs, route by route
-  --cpu-prof DIR     each server writes a V8 CPU profile on exit, in DIR/service and DIR/ceiling (or
-                     DIR/baseline); bench/profile-summary.ts reads them
+  --floor-vs-ceiling the floor in the service's place, against the ceiling: a lower bound on what
+                     the contract itself costs, route by route; not with --floor, --baseline or fanout
+  --cpu-prof DIR     each server writes a V8 CPU profile on exit, in DIR/service (or DIR/floor) and
+                     DIR/ceiling (or DIR/baseline, DIR/floor); bench/profile-summary.ts reads them
   --wrk              use wrk as the generator (--wrk-threads N, 2)
   --log-level L      the service's log level (warn)
   --no-build         use dist/ as it is
@@ -143,7 +144,7 @@ function printTable(rows: readonly Row[], generator: string, logLevel: string): 
   const out: string[] = [
     '',
     `generator: ${generator}; ${CONNECTIONS} connections, ${DURATION_MS / 1000} s per round after ${WARMUP_MS / 1000} s warm-up, ` +
-      `${ROUNDS} rounds, ${SUBJECT} and ${OTHER} taking turns going first; node ${process.version}, ${cpus().length} CPUs; service --log-level ${logLevel}`,
+      `${ROUNDS} rounds, ${SUBJECT} and ${OTHER} taking turns going first; node ${process.version}, ${cpus().length} CPUs${SUBJECT === 'service' ? `; service --log-level ${logLevel}` : ''}`,
     `req/s and latency: medians over rounds; ratio: median ${SUBJECT} / median ${OTHER}; round ratio: median of each round's ${SUBJECT}/${OTHER}`,
     'CPU µs/answer: the server process\'s user + system CPU time per answer (warm-up included), median over rounds',
     `CPU ratio: median of each round's ${SUBJECT}/${OTHER} CPU µs per answer (a round's two figures are taken minutes apart at most, so a load that comes and goes on the host moves both)`,
@@ -202,17 +203,19 @@ async function main(): Promise<void> {
   if (flags.wrk && !wrkAvailable()) throw new Error('--wrk: wrk is not on the PATH');
   const logLevel = flags['log-level'];
   // Fan-out compares a build with itself (streams against none): not in a --baseline run's default list.
-  const names = flags.scenarios?.split(',') ?? [...SCENARIOS.map((s) => s.name), ...(flags.baseline === undefined ? [FANOUT] : [])];
+  const names = flags.scenarios?.split(',') ?? [...SCENARIOS.map((s) => s.name), ...(flags.baseline === undefined && SUBJECT === 'service' ? [FANOUT] : [])];
   if (flags.baseline !== undefined && names.includes(FANOUT)) throw new Error('fanout takes no --baseline: its ratio compares a build with itself (npm run bench:fanout -- --service DIR/main.js runs it on another build)');
+  if (SUBJECT === 'floor' && names.includes(FANOUT)) throw new Error('fanout takes no --floor-vs-ceiling: the floor serves no event stream');
   const scenarios = scenariosNamed(names, [FANOUT]);
-  if (!flags['no-build']) buildDist();
+  // The floor against the ceiling runs nothing of dist/.
+  if (!flags['no-build'] && SUBJECT === 'service') buildDist();
   if (scenarios.length > 0) await httpScenarios(scenarios, logLevel);
   if (!names.includes(FANOUT)) return;
   const fanout = spawnSync(process.execPath, ['--import', 'tsx', 'bench/fanout.ts', '--connections', String(CONNECTIONS)], { cwd: ROOT, stdio: 'inherit' });
   if (fanout.status !== 0) throw new Error('the fan-out scenario failed');
 }
 
-/** The HTTP scenarios: the built service against the ceiling server or --baseline, rounds alternating. */
+/** The HTTP scenarios: the built service (or the floor) against the ceiling, the floor or --baseline, rounds alternating. */
 async function httpScenarios(scenarios: readonly Scenario[], logLevel: string): Promise<void> {
   const workDir = await mkdtemp(join(tmpdir(), 'book-catalogue-bench-'));
   const logFile = await open(join(workDir, 'service.log'), 'a');

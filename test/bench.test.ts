@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
+import { hash } from 'node:crypto';
+import { fdatasync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { crc32 } from 'node:zlib';
 import { AnswerFramer } from '../bench/answer-framer.ts';
 import { createFloorServer } from '../bench/floor.ts';
 import { Arrivals, streamScanner } from '../bench/fanout-scan.ts';
@@ -246,6 +249,17 @@ describe('bench: flags', () => {
     assert.match(result.stderr, /^bench: fanout takes no --baseline/);
   });
 
+  it('npm run bench refuses --floor-vs-ceiling with --floor or --baseline, and fanout with it (the floor serves no event stream)', () => {
+    for (const other of [['--floor'], ['--baseline', 'dist']]) {
+      const result = run('bench/run.ts', '--no-build', '--floor-vs-ceiling', ...other, '--scenarios', 'nope');
+      assert.equal(result.status, 1);
+      assert.match(result.stderr, /^bench: --floor-vs-ceiling takes no --floor or --baseline[^\n]*\n$/);
+    }
+    const fanout = run('bench/run.ts', '--no-build', '--floor-vs-ceiling', '--scenarios', 'fanout');
+    assert.equal(fanout.status, 1);
+    assert.match(fanout.stderr, /^bench: fanout takes no --floor-vs-ceiling/);
+  });
+
   it('npm run bench refuses --floor with --baseline in one line (each names what the service is measured against)', () => {
     // An unknown scenario as well, so that a run.ts without the check stops there rather than measuring.
     const result = run('bench/run.ts', '--no-build', '--floor', '--baseline', 'dist', '--scenarios', 'nope');
@@ -257,8 +271,8 @@ describe('bench: flags', () => {
 describe('bench: the floor answers each scenario as the contract asks', () => {
   const dirs = tempDirs('floor-');
   after(() => dirs.removeAll());
-  /** One request's answer on a fresh connection: its status and header names (Date and connection management aside), body read to its length. */
-  const exchange = (port: number, request: Buffer): Promise<{ status: number; names: string[] }> =>
+  /** One request's answer on a fresh connection: its status and header fields (Date and connection management aside), body read to its length. */
+  const exchange = (port: number, request: Buffer): Promise<{ status: number; headers: Map<string, string> }> =>
     new Promise((resolve, reject) => {
       const socket = connect(port, '127.0.0.1', () => socket.write(request));
       let bytes = Buffer.alloc(0);
@@ -267,21 +281,30 @@ describe('bench: the floor answers each scenario as the contract asks', () => {
         const end = bytes.indexOf('\r\n\r\n');
         if (end === -1) return;
         const [statusLine = '', ...lines] = bytes.subarray(0, end).toString('latin1').split('\r\n');
-        const fields = lines.map((line) => line.slice(0, line.indexOf(':')).toLowerCase());
-        const length = Number(lines.find((line) => line.toLowerCase().startsWith('content-length:'))?.slice(15));
-        if (bytes.length < end + 4 + length) return;
+        const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+        if (bytes.length < end + 4 + Number(headers.get('content-length'))) return;
         socket.destroy();
-        resolve({ status: Number(statusLine.split(' ')[1]), names: fields.filter((name) => !['date', 'connection', 'keep-alive'].includes(name)).sort() });
+        for (const name of ['date', 'connection', 'keep-alive']) headers.delete(name);
+        resolve({ status: Number(statusLine.split(' ')[1]), headers });
       });
       socket.on('error', reject);
     });
+  /** Fields whose value is the same for every answer of a route; the others (length, id, tag, location) differ by content. */
+  const FIXED = ['content-type', 'cache-control', 'x-content-type-options', 'vary', 'www-authenticate'];
+
+  const listening = async (floor: Server): Promise<number> => {
+    await new Promise<void>((resolve) => floor.listen(0, '127.0.0.1', resolve));
+    return (floor.address() as AddressInfo).port;
+  };
+  const closed = async (floor: Server & { closeJournal(): void }): Promise<void> => {
+    await new Promise((resolve) => floor.close(resolve));
+    floor.closeJournal();
+  };
 
   it('the status and the header fields of the service\'s answer, for every scenario of npm run bench, with a fresh request id each time', async () => {
     const app = await startApp({ logLevel: 'silent' });
-    const dir = await dirs.make();
-    const floor = createFloorServer(dir);
-    await new Promise<void>((resolve) => floor.listen(0, '127.0.0.1', resolve));
-    const floorPort = (floor.address() as AddressInfo).port;
+    const floor = createFloorServer(await dirs.make());
+    const floorPort = await listening(floor);
     try {
       // The bench's 100 books: a list of them is long enough to vary by Accept-Encoding, as list-100's does.
       for (let i = 0; i < 100; i++) await app.request('POST', '/book', { body: seedBook(i) });
@@ -290,33 +313,49 @@ describe('bench: the floor answers each scenario as the contract asks', () => {
         const request = scenario.build(ctx)[0] as Buffer;
         const [service, floorAnswer] = [await exchange(app.port, request), await exchange(floorPort, request)];
         assert.equal(service.status, scenario.expectedStatus, scenario.name);
-        assert.deepEqual(floorAnswer, service, scenario.name);
+        assert.equal(floorAnswer.status, service.status, scenario.name);
+        assert.deepEqual([...floorAnswer.headers.keys()].sort(), [...service.headers.keys()].sort(), scenario.name);
+        for (const name of FIXED) assert.equal(floorAnswer.headers.get(name), service.headers.get(name), `${scenario.name}: ${name}`);
+        assert.equal(floorAnswer.headers.get('etag')?.match(/^"[\w-]+"$/)?.[0], floorAnswer.headers.get('etag'), scenario.name);
       }
       const url = `http://127.0.0.1:${floorPort}/book/1`;
-      const [first, second] = [await fetch(url), await fetch(url)];
+      const authorized = { headers: { authorization: 'Bearer x' } };
+      const [first, second] = [await fetch(url, authorized), await fetch(url, authorized)];
       assert.notEqual(first.headers.get('x-request-id'), second.headers.get('x-request-id'));
     } finally {
-      await new Promise((resolve) => floor.close(resolve));
-      floor.closeJournal();
+      await closed(floor);
       await app.close();
     }
   });
 
-  it('a write is answered only once its record is in the file, and a body that is not JSON is a 400', async () => {
+  it('a write is answered only once the fdatasync of its record returned, tagged with the SHA-256 of its JSON; no token is a 401 and a body that is not JSON a 400', async () => {
     const dir = await dirs.make();
-    const floor = createFloorServer(dir);
-    await new Promise<void>((resolve) => floor.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(floor.address() as AddressInfo).port}`;
+    const held: (() => void)[] = [];
+    const floor = createFloorServer(dir, (fd, done) => held.push(() => fdatasync(fd, done)));
+    const url = `http://127.0.0.1:${await listening(floor)}`;
+    const write = (method: string, path: string, body: string, token = true): Promise<Response> =>
+      fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json', ...(token && { authorization: 'Bearer x' }) }, body });
     try {
-      const created = await fetch(`${url}/book`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"title":"T","author":"A","year":2001}' });
+      let answered = false;
+      const creating = write('POST', '/book', '{"title":"T","author":"A","year":2001}').then((res) => {
+        answered = true;
+        return res;
+      });
+      while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      const record = '1 {"id":1,"title":"T","author":"A","year":2001}';
+      assert.equal(await readFile(join(dir, 'floor-journal'), 'utf8'), `${record} ${crc32(record)}\n`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(answered, false, 'answered before its record was made durable');
+      (held.shift() as () => void)();
+      const created = await creating;
       assert.equal(created.status, 201);
       assert.equal(created.headers.get('location'), '/book/1');
-      assert.match(await readFile(join(dir, 'floor-journal'), 'utf8'), /^1 \{"id":1,"title":"T","author":"A","year":2001\}\n$/);
-      const refused = await fetch(`${url}/book/1`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: 'not json' });
-      assert.equal(refused.status, 400);
+      assert.equal(created.headers.get('etag'), `"${hash('sha256', '{"id":1,"title":"T","author":"A","year":2001}', 'base64url')}"`);
+      assert.equal((await write('PUT', '/book/1', '{}', false)).status, 401);
+      assert.equal((await write('PUT', '/book/1', 'not json')).status, 400);
     } finally {
-      await new Promise((resolve) => floor.close(resolve));
-      floor.closeJournal();
+      for (const release of held) release();
+      await closed(floor);
     }
   });
 });
