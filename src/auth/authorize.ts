@@ -46,12 +46,9 @@ const INVALID_TOKEN = encodedReply(ANSWERS.invalidToken, 'null', { 'www-authenti
 /**
  * Why a 401 was given, as observers (metrics) are told: no token at all, or the verifier's reason
  * folded into a small fixed set, so that a label made of it stays bounded. The log keeps the
- * verifier's own reason.
- */
-/**
- * Why a token was refused, as the metrics count it. Written out here as in metrics/catalogue-metrics.ts:
- * capabilities do not import each other, and createApp, which hands the metrics' counter to the
- * authorizer, fails to compile should a reason here be one the metrics do not count.
+ * verifier's own reason. Written out here as in metrics/catalogue-metrics.ts: capabilities do not
+ * import each other, and createApp, which hands the metrics' counter to the authorizer, fails to
+ * compile should a reason here be one the metrics do not count.
  */
 export type TokenRejection = 'missing' | 'malformed' | 'bad_signature' | 'expired' | 'not_yet_valid';
 

@@ -18,8 +18,8 @@ export class ClientAbortedError extends Error {
 
 /**
  * Reads the whole body and resolves with what `take` makes of it: refused by Content-Length
- * before a byte is read, then counted while reading (chunked bodies carry no length). Over the limit the answer carries `Connection: close`
- * so Node does not keep draining an unbounded upload.
+ * before a byte is read, then counted while reading (chunked bodies carry no length). Over the
+ * limit the answer carries `Connection: close` so Node does not keep draining an unbounded upload.
  *
  * Taken at 'end', never sooner (at its last declared byte, or from the request's buffer before
  * the request is complete): those moments come from within the parser's pass over a read, and
