@@ -1,8 +1,14 @@
-import { hash, randomBytes } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { closeSync, fdatasync, ftruncateSync, openSync, write } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { BEARER_CHALLENGE } from '../src/auth/authorize.ts';
+import { ANSWERS } from '../src/http/messages.ts';
+import { RequestIds } from '../src/http/request-ids.ts';
+import { encodedReply, envelopeText, writeBody } from '../src/http/respond.ts';
+import type { EnvelopeReply } from '../src/http/route.ts';
+import { bookJson } from '../src/model/book.ts';
 import { seedBook } from './scenarios.ts';
 
 /**
@@ -18,30 +24,29 @@ import { seedBook } from './scenarios.ts';
  * the login, validating a book, the body limit, the Host check; nor routing beyond the bench's
  * paths, an index, a limit or a metric. So floor/ceiling is a lower bound on what the contract
  * costs, and service/floor an upper bound on what the service's own design adds
- * (docs/performance.md, "What the contract itself costs: the floor").
+ * (docs/performance.md, "What the contract itself costs: the floor"). Answers are written by the
+ * service's own writer (src/http/respond.ts), so the floor and the service pay the same for them.
  */
-const CONTENT_TYPE = 'application/json; charset=utf-8';
-const PREFIX = `${randomBytes(6).toString('hex')}-`;
+
 /** A strong tag of the shape the service sends for a book: the floor's books are never read back, so any stands. */
-const BOOK_ETAG = '"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZn"';
-const READ_BODY = Buffer.from('{"status":200,"message":"Book retrieved successfully","data":{"id":42,"title":"Seeded book 41","author":"Author 7","year":1991}}');
-const LIST_BODY = Buffer.from(
-  `{"status":200,"message":"Books retrieved successfully","data":[${Array.from({ length: 100 }, (_, i) => JSON.stringify({ id: i + 1, ...seedBook(i) })).join(',')}]}`,
-);
-const LIST_ETAG = '"books-QUJDREVGR0hJSktM-100"';
-const UNAUTHORIZED_BODY = Buffer.from('{"status":401,"message":"Authorization token required","data":null}');
+const READ = encodedReply(ANSWERS.bookRetrieved, bookJson({ id: 42, ...seedBook(41) }), { etag: '"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZn"' });
+const LIST = encodedReply(ANSWERS.booksRetrieved, `[${Array.from({ length: 100 }, (_, i) => bookJson({ id: i + 1, ...seedBook(i) })).join(',')}]`, {
+  etag: '"books-QUJDREVGR0hJSktM-100"',
+  vary: 'Accept-Encoding',
+});
+const UNAUTHORIZED = encodedReply(ANSWERS.tokenRequired, 'null', { 'www-authenticate': BEARER_CHALLENGE });
 /** A token of the length the service issues (an HS256 JWT of `sub`, `iat`, `exp`). */
-const TOKEN_BODY = Buffer.from(`{"status":200,"message":"Token generated successfully","data":{"token":"${'x'.repeat(36)}.${'y'.repeat(70)}.${'z'.repeat(43)}"}}`);
-const INVALID_INPUT_BODY = Buffer.from('{"status":400,"message":"Invalid input","data":null}');
-const INVALID_PAYLOAD_BODY = Buffer.from('{"status":400,"message":"Invalid request payload","data":null}');
+const TOKEN = encodedReply(ANSWERS.tokenGenerated, `{"token":"${'x'.repeat(36)}.${'y'.repeat(70)}.${'z'.repeat(43)}"}`);
+const INVALID_INPUT = encodedReply(ANSWERS.invalidInput, 'null');
+const INVALID_PAYLOAD = encodedReply(ANSWERS.invalidRequestPayload, 'null');
+const NOT_FOUND = encodedReply(ANSWERS.notFound, 'null');
+
 /**
  * The floor's journal is cut back to empty past this: it keeps no state, only the cost of
  * appending. A bench round appends about 85 bytes per write; 64 MiB keeps the cut out of all but
  * the longest runs while bounding the disk a run can take.
  */
 const JOURNAL_LIMIT = 64 * 1024 * 1024;
-
-type Extra = readonly string[];
 
 /** Writes that wait for the durable append of their records, one batch in flight (group commit). */
 class GroupCommit {
@@ -50,7 +55,6 @@ class GroupCommit {
   #waiting: (() => void)[] = [];
   #busy = false;
   #bytes = 0;
-
   readonly #sync: Sync;
 
   constructor(fd: number, sync: Sync) {
@@ -94,30 +98,15 @@ export type Sync = (fd: number, done: (err: NodeJS.ErrnoException | null) => voi
 export function createFloorServer(dir: string, sync: Sync = fdatasync): Server & { closeJournal(): void } {
   const fd = openSync(join(dir, 'floor-journal'), 'a');
   const commits = new GroupCommit(fd, sync);
-  let answered = 0;
+  const ids = new RequestIds();
   let seq = 0;
   let nextId = 0;
 
-  const answer = (res: ServerResponse, status: number, body: Buffer | string, extra: Extra): void => {
-    const fields: (string | number)[] = [
-      'content-type',
-      CONTENT_TYPE,
-      'content-length',
-      Buffer.byteLength(body),
-      'cache-control',
-      'no-store',
-      'x-content-type-options',
-      'nosniff',
-      'x-request-id',
-      `${PREFIX}${++answered}`,
-    ];
-    for (const field of extra) fields.push(field);
-    res.writeHead(status, fields);
-    res.end(body);
-  };
+  // Every reply answered this way is made by encodedReply, so its body is a Buffer.
+  const answer = (res: ServerResponse, { status, body, headers }: EnvelopeReply): void => writeBody(res, ids.next(), status, body as Buffer, headers);
 
   /** The body as a JSON object, or the route's 400 answer (`refused`). */
-  const readJson = (req: IncomingMessage, res: ServerResponse, refused: Buffer, then: (value: Record<string, unknown>) => void): void => {
+  const readJson = (req: IncomingMessage, res: ServerResponse, refused: EnvelopeReply, then: (value: Record<string, unknown>) => void): void => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -128,39 +117,38 @@ export function createFloorServer(dir: string, sync: Sync = fdatasync): Server &
         value = undefined;
       }
       if (typeof value === 'object' && value !== null) then(value as Record<string, unknown>);
-      else answer(res, 400, refused, []);
+      else answer(res, refused);
     });
   };
 
   /** A book made of the body's fields (over a seeded one's for an update), durable before its answer. */
   const writeBook = (res: ServerResponse, body: Record<string, unknown>, id: number, created: boolean): void => {
     const base = seedBook(id);
-    const json = `{"id":${id},"title":${JSON.stringify(body.title ?? base.title)},"author":${JSON.stringify(body.author ?? base.author)},"year":${Number(body.year ?? base.year)}}`;
+    const json = bookJson({ id, title: String(body.title ?? base.title), author: String(body.author ?? base.author), year: Number(body.year ?? base.year) });
     const record = `${++seq} ${json}`;
     commits.add(`${record} ${crc32(record)}\n`, () => {
-      const message = created ? 'Book created successfully' : 'Book updated successfully';
+      const { status, message } = created ? ANSWERS.bookCreated : ANSWERS.bookUpdated;
       const etag = `"${hash('sha256', json, 'base64url')}"`;
-      const extra = created ? ['etag', etag, 'location', `/book/${id}`] : ['etag', etag];
-      answer(res, created ? 201 : 200, `{"status":${created ? 201 : 200},"message":"${message}","data":${json}}`, extra);
+      writeBody(res, ids.next(), status, envelopeText(status, message, json), created ? { etag, location: `/book/${id}` } : { etag });
     });
   };
 
   const server = createServer((req, res) => {
     const { method, url } = req;
     if (url !== '/token' && req.headers.authorization === undefined) {
-      answer(res, 401, UNAUTHORIZED_BODY, ['www-authenticate', 'Bearer realm="book-catalogue"']);
+      answer(res, UNAUTHORIZED);
     } else if (method === 'GET' && url === '/books') {
-      answer(res, 200, LIST_BODY, ['etag', LIST_ETAG, 'vary', 'Accept-Encoding']);
+      answer(res, LIST);
     } else if (method === 'GET' && url?.startsWith('/book/') === true) {
-      answer(res, 200, READ_BODY, ['etag', BOOK_ETAG]);
+      answer(res, READ);
     } else if (method === 'POST' && url === '/token') {
-      readJson(req, res, INVALID_PAYLOAD_BODY, () => answer(res, 200, TOKEN_BODY, []));
+      readJson(req, res, INVALID_PAYLOAD, () => answer(res, TOKEN));
     } else if (method === 'POST' && url === '/book') {
-      readJson(req, res, INVALID_INPUT_BODY, (body) => writeBook(res, body, ++nextId, true));
+      readJson(req, res, INVALID_INPUT, (body) => writeBook(res, body, ++nextId, true));
     } else if (method === 'PUT' && url?.startsWith('/book/') === true) {
-      readJson(req, res, INVALID_INPUT_BODY, (body) => writeBook(res, body, Number(url.slice(6)), false));
+      readJson(req, res, INVALID_INPUT, (body) => writeBook(res, body, Number(url.slice(6)), false));
     } else {
-      answer(res, 200, READ_BODY, []);
+      answer(res, NOT_FOUND);
     }
   });
   return Object.assign(server, { closeJournal: () => closeSync(fd) });
