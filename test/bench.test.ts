@@ -4,7 +4,7 @@ import { hash } from 'node:crypto';
 import { fdatasync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { crc32 } from 'node:zlib';
@@ -16,6 +16,7 @@ import { runLoad, type LoadResult } from '../bench/load.ts';
 import { httpRequest, SCENARIOS, seedBook } from '../bench/scenarios.ts';
 import { parseWrkOutput } from '../bench/wrk.ts';
 import { startApp, TEST_PASSWORD, TEST_USER } from './helpers/app.ts';
+import { rawRequest } from './helpers/raw.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 
 const CONNECTIONS = 4;
@@ -271,24 +272,12 @@ describe('bench: flags', () => {
 describe('bench: the floor answers each scenario as the contract asks', () => {
   const dirs = tempDirs('floor-');
   after(() => dirs.removeAll());
-  /** One request's answer on a fresh connection: its status and header fields (Date and connection management aside), body read to its length. */
-  const exchange = (port: number, request: Buffer): Promise<{ status: number; headers: Map<string, string> }> =>
-    new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.write(request));
-      let bytes = Buffer.alloc(0);
-      socket.on('data', (chunk: Buffer) => {
-        bytes = Buffer.concat([bytes, chunk]);
-        const end = bytes.indexOf('\r\n\r\n');
-        if (end === -1) return;
-        const [statusLine = '', ...lines] = bytes.subarray(0, end).toString('latin1').split('\r\n');
-        const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-        if (bytes.length < end + 4 + Number(headers.get('content-length'))) return;
-        socket.destroy();
-        for (const name of ['date', 'connection', 'keep-alive']) headers.delete(name);
-        resolve({ status: Number(statusLine.split(' ')[1]), headers });
-      });
-      socket.on('error', reject);
-    });
+  /** One request's answer on a fresh connection (helpers/raw.ts), without Date and connection management. */
+  const exchange = async (port: number, request: Buffer): Promise<{ status: number; headers: Record<string, string> }> => {
+    const { status, headers } = await rawRequest(port, request);
+    for (const name of ['date', 'connection', 'keep-alive']) delete headers[name];
+    return { status, headers };
+  };
   /** Fields whose value is the same for every answer of a route; the others (length, id, tag, location) differ by content. */
   const FIXED = ['content-type', 'cache-control', 'x-content-type-options', 'vary', 'www-authenticate'];
 
@@ -314,9 +303,9 @@ describe('bench: the floor answers each scenario as the contract asks', () => {
         const [service, floorAnswer] = [await exchange(app.port, request), await exchange(floorPort, request)];
         assert.equal(service.status, scenario.expectedStatus, scenario.name);
         assert.equal(floorAnswer.status, service.status, scenario.name);
-        assert.deepEqual([...floorAnswer.headers.keys()].sort(), [...service.headers.keys()].sort(), scenario.name);
-        for (const name of FIXED) assert.equal(floorAnswer.headers.get(name), service.headers.get(name), `${scenario.name}: ${name}`);
-        assert.equal(floorAnswer.headers.get('etag')?.match(/^"[\w-]+"$/)?.[0], floorAnswer.headers.get('etag'), scenario.name);
+        assert.deepEqual(Object.keys(floorAnswer.headers).sort(), Object.keys(service.headers).sort(), scenario.name);
+        for (const name of FIXED) assert.equal(floorAnswer.headers[name], service.headers[name], `${scenario.name}: ${name}`);
+        assert.equal(floorAnswer.headers.etag?.match(/^"[\w-]+"$/)?.[0], floorAnswer.headers.etag, scenario.name);
       }
       const url = `http://127.0.0.1:${floorPort}/book/1`;
       const authorized = { headers: { authorization: 'Bearer x' } };
