@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { signToken, TOKEN_LIFETIME_SECONDS } from '../src/auth/jwt.ts';
+import type { BookStore } from '../src/store/book-store.ts';
 import { startApp, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts';
 import { loginToken } from './helpers/login.ts';
 import { killAll, startMain } from './helpers/process.ts';
@@ -172,6 +174,71 @@ describe('GET /events limits and lifetime', () => {
       await stream.until((f) => f.some((x) => x.comment === 'heartbeat'), 'a heartbeat comment, due every 20 ms');
     } finally {
       stream.close();
+      await app.close();
+    }
+  });
+
+  it("a client's half-close ends its stream after what was written, frees its slot and closes the connection, whether it came before the stream began or during it", async () => {
+    // While `held` is set, the store is catching up (as the PostgreSQL store may be): the stream
+    // opens only once it resolves, here after the server has read the client's FIN.
+    let held: Promise<void> | undefined;
+    const catchingUp = (real: BookStore): BookStore =>
+      new Proxy(real, {
+        get(target, prop) {
+          if (prop === 'caughtUp') return () => held;
+          const value: unknown = Reflect.get(target, prop);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+    const app = await startApp({ wrapStore: catchingUp });
+    /** Sends GET /events, half-closes once `ready` resolves, and reads until the server closes its side. */
+    const halfClosing = (query: string, ready: () => Promise<void>): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(app.port, '127.0.0.1', () => {
+          socket.write(`GET /events${query} HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`);
+          ready().then(() => socket.end(), reject);
+        });
+        let received = '';
+        socket.setEncoding('latin1');
+        socket.on('data', (chunk: string) => {
+          received += chunk;
+        });
+        socket.on('end', () => resolve(received));
+        socket.on('error', reject);
+      });
+    try {
+      assert.equal((await app.request('POST', '/book', { body: book('Backlog') })).status, 201);
+      let release = (): void => {};
+      held = new Promise((resolve) => {
+        release = resolve;
+      });
+      app.server.once('connection', (socket: Socket) => socket.once('end', release));
+      const early = await within('the server closed the stream half-closed before it began', halfClosing('?since=0', async () => {}));
+      held = undefined;
+      assert.match(early, /^HTTP\/1\.1 200 /);
+      assert.match(early, /\nid: 1\nevent: created\ndata: \{"seq":1,/, 'the backlog came before the end');
+      const during = await within(
+        'the server closed the stream half-closed while open',
+        halfClosing('', () => until('the stream open', () => app.server.app.eventStreams === 1)),
+      );
+      assert.match(during, /^HTTP\/1\.1 200 /);
+      await until('both slots free', () => app.server.app.eventStreams === 0);
+      // A connection closed before the stream began (here by the server, as a send timeout would):
+      // its slot is not kept either.
+      held = new Promise((resolve) => {
+        release = resolve;
+      });
+      app.server.once('request', (req: IncomingMessage) => {
+        req.socket.once('close', release);
+        req.socket.destroy();
+      });
+      const cut = connect(app.port, '127.0.0.1', () => cut.write(`GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`));
+      cut.on('error', () => {});
+      await within('the connection closed', held);
+      held = undefined;
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(app.server.app.eventStreams, 0, 'no slot kept for the closed connection');
+    } finally {
       await app.close();
     }
   });

@@ -247,3 +247,35 @@ describe('requests Node would answer outside the envelope (found by the fuzzer)'
     await conn.closed;
   });
 });
+
+describe('a client that half-closes after its request', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startApp({ logLevel: 'silent' });
+  });
+  after(() => app.close());
+
+  /** Sends `request`, closes the sending side at once, and reads until the server closes its side. */
+  const sendThenHalfClose = (request: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const socket: Socket = connect(app.port, '127.0.0.1', () => socket.end(request));
+      let received = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => {
+        received += chunk;
+      });
+      socket.on('end', () => resolve(received));
+      socket.on('error', reject);
+    });
+
+  it('still gets the answer to a write and to the request pipelined before it, then the connection closes; the write is made once', async () => {
+    const body = JSON.stringify({ title: 'Half-closed', author: 'A client', year: 2001 });
+    const received = await sendThenHalfClose(
+      'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n' +
+        `POST /book HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${app.token()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    assert.deepEqual([...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]), ['200', '201']);
+    const books = (await app.request('GET', '/books')).json.data as { title: string }[];
+    assert.equal(books.filter((b) => b.title === 'Half-closed').length, 1);
+  });
+});

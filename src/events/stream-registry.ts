@@ -141,9 +141,20 @@ export class StreamRegistry {
     entry.expiry.unref();
     this.#open.add(entry);
     if (address !== undefined) this.#byAddress.set(address, (this.#byAddress.get(address) ?? 0) + 1);
-    res.on('close', () => this.#end(entry, 'client'));
+    // The client's FIN ends its stream: half-open connections are allowed (docs/contract.md,
+    // "Transport"), and a stream has no last byte after which its connection would close.
+    const { socket } = req;
+    const halfClosed = (): void => this.#end(entry, 'client');
+    socket.once('end', halfClosed);
+    res.on('close', () => {
+      socket.off('end', halfClosed);
+      this.#end(entry, 'client');
+    });
     // Subscribed (above) before the backlog is read (here), in one turn: no gap.
     stream.start(this.#budget.add({ kind: 'event_streams', moved: () => stream.sent, shed: () => this.#end(entry, 'shed') }));
+    // A FIN that came before this route ran: the backlog above is sent, then the stream ends. A
+    // connection closed by then emitted its 'close' before the listener above was there.
+    if (socket.readableEnded || res.destroyed) halfClosed();
   }
 
   /** Ends every stream (the drain, the app closing): their clients resume elsewhere or later. */

@@ -175,6 +175,10 @@ export function serveApp<A extends ServedApp>(app: A, options: TransportOptions 
   server.on('close', () => guard.stop());
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxConnections = limits.maxConnections;
+  // A client that half-closes after its request still gets its answer, then the connection closes
+  // (docs/contract.md, "Transport"). Node's default drops the answer of a request still being
+  // handled, though a write it asked for may commit: the client would retry a change that happened.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   watchConnections(server, { logger, now, maxConnections: limits.maxConnections, events: options.connectionEvents });
   server.on('clientError', answerClientError(guard));
   // RFC 9110 §10.1.1: a server MAY ignore an expectation other than 100-continue; Node's default
