@@ -8,6 +8,7 @@ import { startApp, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts
 import { loginToken } from './helpers/login.ts';
 import { killAll, startMain } from './helpers/process.ts';
 import { ioError, recordingFs } from './helpers/recording-fs.ts';
+import { sendThenHalfClose } from './helpers/raw.ts';
 import { changeSeqs, openEvents, type EventsClient, type SseFrame } from './helpers/sse-client.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 import { until, within } from './helpers/wait.ts';
@@ -191,21 +192,8 @@ describe('GET /events limits and lifetime', () => {
         },
       });
     const app = await startApp({ wrapStore: catchingUp });
-    /** Sends GET /events, half-closes once `ready` resolves, and reads until the server closes its side. */
-    const halfClosing = (query: string, ready: () => Promise<void>): Promise<string> =>
-      new Promise((resolve, reject) => {
-        const socket = connect(app.port, '127.0.0.1', () => {
-          socket.write(`GET /events${query} HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`);
-          ready().then(() => socket.end(), reject);
-        });
-        let received = '';
-        socket.setEncoding('latin1');
-        socket.on('data', (chunk: string) => {
-          received += chunk;
-        });
-        socket.on('end', () => resolve(received));
-        socket.on('error', reject);
-      });
+    const halfClosing = (query: string, ready?: () => Promise<void>): Promise<string> =>
+      sendThenHalfClose(app.port, `GET /events${query} HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`, ready);
     try {
       assert.equal((await app.request('POST', '/book', { body: book('Backlog') })).status, 201);
       let release = (): void => {};
@@ -213,7 +201,7 @@ describe('GET /events limits and lifetime', () => {
         release = resolve;
       });
       app.server.once('connection', (socket: Socket) => socket.once('end', release));
-      const early = await within('the server closed the stream half-closed before it began', halfClosing('?since=0', async () => {}));
+      const early = await within('the server closed the stream half-closed before it began', halfClosing('?since=0'));
       held = undefined;
       assert.match(early, /^HTTP\/1\.1 200 /);
       assert.match(early, /\nid: 1\nevent: created\ndata: \{"seq":1,/, 'the backlog came before the end');

@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { TRANSPORT_LIMITS } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
-import { connectionCount, openConnection, rawRequestThenClose, type RawConnection } from './helpers/raw.ts';
+import { connectionCount, openConnection, rawRequestThenClose, sendThenHalfClose, type RawConnection } from './helpers/raw.ts';
 import { until } from './helpers/wait.ts';
 
 /*
@@ -255,22 +255,10 @@ describe('a client that half-closes after its request', () => {
   });
   after(() => app.close());
 
-  /** Sends `request`, closes the sending side at once, and reads until the server closes its side. */
-  const sendThenHalfClose = (request: string): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const socket: Socket = connect(app.port, '127.0.0.1', () => socket.end(request));
-      let received = '';
-      socket.setEncoding('latin1');
-      socket.on('data', (chunk: string) => {
-        received += chunk;
-      });
-      socket.on('end', () => resolve(received));
-      socket.on('error', reject);
-    });
-
   it('still gets the answer to a write and to the request pipelined before it, then the connection closes; the write is made once', async () => {
     const body = JSON.stringify({ title: 'Half-closed', author: 'A client', year: 2001 });
     const received = await sendThenHalfClose(
+      app.port,
       'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n' +
         `POST /book HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${app.token()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
     );

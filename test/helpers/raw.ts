@@ -49,6 +49,26 @@ export async function rawRequestThenClose(port: number, data: string | Uint8Arra
   return response;
 }
 
+/**
+ * Sends `data` on a new connection, closes its sending side (a half-close) once `ready` resolves,
+ * and resolves with every byte received (latin1) when the server has closed its side.
+ */
+export function sendThenHalfClose(port: number, data: string, ready: () => Promise<void> = async () => {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(data);
+      ready().then(() => socket.end(), reject);
+    });
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+    });
+    socket.on('end', () => resolve(received));
+    socket.on('error', reject);
+  });
+}
+
 /** Sends `data` on a new connection with keep-alive semantics, reads one response, then hangs up. */
 export async function rawRequest(port: number, data: string | Uint8Array, options: { head?: boolean } = {}): Promise<RawResponse> {
   const conn = await openConnection(port);
