@@ -193,7 +193,7 @@ describe('GET /events limits and lifetime', () => {
       });
     const app = await startApp({ wrapStore: catchingUp });
     const halfClosing = (query: string, ready?: () => Promise<void>): Promise<string> =>
-      sendThenHalfClose(app.port, `GET /events${query} HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`, ready);
+      sendThenHalfClose(app.port, `GET /events${query} HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`, ready === undefined ? {} : { ready });
     try {
       assert.equal((await app.request('POST', '/book', { body: book('Backlog') })).status, 201);
       let release = (): void => {};

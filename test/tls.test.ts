@@ -7,6 +7,7 @@ import { connect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { startApp, TEST_PASSWORD, TEST_USER, type Envelope, type TestApp } from './helpers/app.ts';
 import { runMain, startMain } from './helpers/process.ts';
+import { sendThenHalfClose } from './helpers/raw.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 import { within } from './helpers/wait.ts';
 
@@ -67,6 +68,21 @@ describe('TLS: the same service over node:https', () => {
     const text = Buffer.concat(chunks).toString();
     assert.match(text, /^HTTP\/1\.1 400 /);
     assert.ok(text.endsWith('{"status":400,"message":"Bad request","data":null}'), text);
+  });
+
+  it('a client that half-closes (close_notify, FIN) after a write still gets its answer, then the connection closes; the write is made once', async () => {
+    const body = JSON.stringify({ title: 'Half-closed over TLS', author: 'A client', year: 2001 });
+    const received = await within(
+      'the server closed the half-closed TLS connection',
+      sendThenHalfClose(
+        app.port,
+        `POST /book HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${app.token()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        { tls: { ca: CERT, servername: 'localhost' } },
+      ),
+    );
+    assert.match(received, /^HTTP\/1\.1 201 /);
+    const books = (await httpsRequest(app.port, 'GET', '/books', { authorization: app.token() })).json.data as { title: string }[];
+    assert.equal(books.filter((b) => b.title === 'Half-closed over TLS').length, 1);
   });
 
   it('the HTTPS server carries the same timeouts and connection cap', () => {

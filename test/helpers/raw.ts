@@ -49,16 +49,22 @@ export async function rawRequestThenClose(port: number, data: string | Uint8Arra
   return response;
 }
 
+/** The client's TLS settings, when the server speaks TLS. */
+export type ClientTls = { ca: Buffer; servername: string };
+
 /**
- * Sends `data` on a new connection, closes its sending side (a half-close) once `ready` resolves,
- * and resolves with every byte received (latin1) when the server has closed its side.
+ * Sends `data` on a new connection, closes its sending side (a half-close; over TLS, close_notify
+ * and FIN) once `ready` resolves, and resolves with every byte received (latin1) when the server
+ * has closed its side.
  */
-export function sendThenHalfClose(port: number, data: string, ready: () => Promise<void> = async () => {}): Promise<string> {
+export function sendThenHalfClose(port: number, data: string, options: { ready?: () => Promise<void>; tls?: ClientTls } = {}): Promise<string> {
+  const { ready = async () => {}, tls } = options;
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => {
+    const sending = (): void => {
       socket.write(data);
       ready().then(() => socket.end(), reject);
-    });
+    };
+    const socket = tls === undefined ? connect(port, '127.0.0.1', sending) : tlsConnect({ host: '127.0.0.1', port, ...tls }, sending);
     let received = '';
     socket.setEncoding('latin1');
     socket.on('data', (chunk: string) => {
@@ -175,7 +181,7 @@ export function parseResponse(buffer: Buffer, head: boolean, ended: boolean): { 
  * A connection whose answers are never read: paused once it is open (over TLS, once its handshake
  * is done), its errors (the reset that cuts it) ignored.
  */
-export function openPaused(port: number, tls?: { ca: Buffer; servername: string }): Promise<Socket> {
+export function openPaused(port: number, tls?: ClientTls): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = tls === undefined ? connect(port, '127.0.0.1') : tlsConnect({ host: '127.0.0.1', port, ...tls });
     socket.once('error', reject);
