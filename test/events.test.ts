@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -227,6 +228,29 @@ describe('GET /events limits and lifetime', () => {
       await new Promise((resolve) => setImmediate(resolve));
       assert.equal(app.server.app.eventStreams, 0, 'no slot kept for the closed connection');
     } finally {
+      await app.close();
+    }
+  });
+
+  it('streams pipelined on one connection all end when it is reset or half-closed, with no listener warning', async () => {
+    const app = await startApp();
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      for (const how of ['reset', 'half-close'] as const) {
+        const socket = connect(app.port, '127.0.0.1');
+        socket.on('error', () => {});
+        await once(socket, 'connect');
+        socket.write(`GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`.repeat(12));
+        await until('12 streams open', () => app.server.app.eventStreams === 12);
+        if (how === 'reset') socket.resetAndDestroy();
+        else socket.end();
+        await until(`every slot free after a ${how}`, () => app.server.app.eventStreams === 0);
+      }
+      assert.deepEqual(warnings, []);
+    } finally {
+      process.off('warning', onWarning);
       await app.close();
     }
   });
