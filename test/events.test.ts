@@ -9,7 +9,7 @@ import { startApp, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts
 import { loginToken } from './helpers/login.ts';
 import { killAll, startMain } from './helpers/process.ts';
 import { ioError, recordingFs } from './helpers/recording-fs.ts';
-import { sendThenHalfClose } from './helpers/raw.ts';
+import { openConnection, sendThenHalfClose } from './helpers/raw.ts';
 import { changeSeqs, openEvents, type EventsClient, type SseFrame } from './helpers/sse-client.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 import { until, within } from './helpers/wait.ts';
@@ -21,6 +21,31 @@ const book = (title: string): { title: string; author: string; year: number } =>
 
 function events(app: TestApp, query = '', headers: Record<string, string> = {}): Promise<EventsClient> {
   return openEvents(`${app.url}/events${query}`, { authorization: app.token(), ...headers });
+}
+
+/** Set `held` and the store is catching up (as the PostgreSQL store may be): streams open once it resolves. */
+interface CatchUp {
+  held?: Promise<void> | undefined;
+}
+
+function catchingUp(gate: CatchUp): (real: BookStore) => BookStore {
+  return (real) =>
+    new Proxy(real, {
+      get(target, prop) {
+        if (prop === 'caughtUp') return () => gate.held;
+        const value: unknown = Reflect.get(target, prop);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+}
+
+/** A promise and the function that resolves it. */
+function latch(): { done: Promise<void>; release: () => void } {
+  let release = (): void => {};
+  const done = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { done, release };
 }
 
 const hasSeq = (seq: number) => (frames: SseFrame[]) => changeSeqs(frames).includes(seq);
@@ -181,29 +206,18 @@ describe('GET /events limits and lifetime', () => {
   });
 
   it("a client's half-close ends its stream after what was written, frees its slot and closes the connection, whether it came before the stream began or during it", async () => {
-    // While `held` is set, the store is catching up (as the PostgreSQL store may be): the stream
-    // opens only once it resolves, here after the server has read the client's FIN.
-    let held: Promise<void> | undefined;
-    const catchingUp = (real: BookStore): BookStore =>
-      new Proxy(real, {
-        get(target, prop) {
-          if (prop === 'caughtUp') return () => held;
-          const value: unknown = Reflect.get(target, prop);
-          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-        },
-      });
-    const app = await startApp({ wrapStore: catchingUp });
+    // The first stream opens only once the server has read the client's FIN.
+    const gate: CatchUp = {};
+    const app = await startApp({ wrapStore: catchingUp(gate) });
     const halfClosing = (query: string, ready?: () => Promise<void>): Promise<string> =>
       sendThenHalfClose(app.port, `GET /events${query} HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`, ready === undefined ? {} : { ready });
     try {
       assert.equal((await app.request('POST', '/book', { body: book('Backlog') })).status, 201);
-      let release = (): void => {};
-      held = new Promise((resolve) => {
-        release = resolve;
-      });
-      app.server.once('connection', (socket: Socket) => socket.once('end', release));
+      const finRead = latch();
+      gate.held = finRead.done;
+      app.server.once('connection', (socket: Socket) => socket.once('end', finRead.release));
       const early = await within('the server closed the stream half-closed before it began', halfClosing('?since=0'));
-      held = undefined;
+      gate.held = undefined;
       assert.match(early, /^HTTP\/1\.1 200 /);
       assert.match(early, /\nid: 1\nevent: created\ndata: \{"seq":1,/, 'the backlog came before the end');
       const during = await within(
@@ -214,17 +228,16 @@ describe('GET /events limits and lifetime', () => {
       await until('both slots free', () => app.server.app.eventStreams === 0);
       // A connection closed before the stream began (here by the server, as a send timeout would):
       // its slot is not kept either.
-      held = new Promise((resolve) => {
-        release = resolve;
-      });
+      const closed = latch();
+      gate.held = closed.done;
       app.server.once('request', (req: IncomingMessage) => {
-        req.socket.once('close', release);
+        req.socket.once('close', closed.release);
         req.socket.destroy();
       });
       const cut = connect(app.port, '127.0.0.1', () => cut.write(`GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`));
       cut.on('error', () => {});
-      await within('the connection closed', held);
-      held = undefined;
+      await within('the connection closed', closed.done);
+      gate.held = undefined;
       await new Promise((resolve) => setImmediate(resolve));
       assert.equal(app.server.app.eventStreams, 0, 'no slot kept for the closed connection');
     } finally {
@@ -232,17 +245,28 @@ describe('GET /events limits and lifetime', () => {
     }
   });
 
-  it('streams pipelined on one connection all end when it is reset or half-closed, with no listener warning', async () => {
-    const app = await startApp();
+  it('streams pipelined on one connection before the first opened all end when it is reset or half-closed, with no listener warning', async () => {
+    // Once a stream is open, a request pipelined behind it closes the connection (the next test):
+    // these all arrive while the store catches up, and open together when it has.
+    const gate: CatchUp = {};
+    const app = await startApp({ wrapStore: catchingUp(gate) });
     const warnings: string[] = [];
     const onWarning = (w: Error): void => void warnings.push(w.name);
     process.on('warning', onWarning);
+    let arrived = 0;
+    app.server.on('request', () => arrived++);
     try {
       for (const how of ['reset', 'half-close'] as const) {
+        const caughtUp = latch();
+        gate.held = caughtUp.done;
+        arrived = 0;
         const socket = connect(app.port, '127.0.0.1');
         socket.on('error', () => {});
         await once(socket, 'connect');
         socket.write(`GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`.repeat(12));
+        await until('12 requests in', () => arrived === 12);
+        gate.held = undefined;
+        caughtUp.release();
         await until('12 streams open', () => app.server.app.eventStreams === 12);
         if (how === 'reset') socket.resetAndDestroy();
         else socket.end();
@@ -251,6 +275,29 @@ describe('GET /events limits and lifetime', () => {
       assert.deepEqual(warnings, []);
     } finally {
       process.off('warning', onWarning);
+      await app.close();
+    }
+  });
+
+  it('a request pipelined behind an open stream closes the connection without being run', async () => {
+    const app = await startApp({ logLevel: 'warn' });
+    try {
+      const body = JSON.stringify(book('Behind a stream'));
+      const post = `POST /book HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+      const stream = `GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`;
+      // In the same read as the stream's request, and after the stream has begun.
+      const together = await openConnection(app.port);
+      together.write(stream + post);
+      await within('the connection closed', together.closed);
+      const later = await openConnection(app.port);
+      later.write(stream);
+      await until('the stream open', () => app.server.app.eventStreams === 1);
+      later.write(post);
+      await within('the connection closed', later.closed);
+      await until('no slot kept', () => app.server.app.eventStreams === 0);
+      assert.deepEqual((await app.request('GET', '/books')).json.data, []);
+      assert.ok(app.logs.some((l) => (JSON.parse(l) as { msg: string }).msg === 'connections closed: a request was pipelined behind an event stream'), app.logs.join('\n'));
+    } finally {
       await app.close();
     }
   });

@@ -254,16 +254,15 @@ describe('the per-address limits lift with 0 (behind a reverse proxy every clien
 });
 
 describe('GET /events streams per address', () => {
-  it('16 connections each pipelining 16 GET /events from one address hold MAX_EVENT_STREAMS_PER_ADDRESS streams; another address still gets one', { timeout: 60_000 }, async () => {
+  it('GET /events on connections from one address hold MAX_EVENT_STREAMS_PER_ADDRESS streams, one more is 503; another address still gets one', { timeout: 60_000 }, async () => {
     const app = await startApp({ logLevel: 'silent' });
     const conns: RawConnection[] = [];
     try {
       for (let i = 0; i < 16; i++) conns.push(await openConnection(app.port));
-      for (const conn of conns) conn.write(withToken(app, '/events').repeat(16));
-      // Each connection's requests are parsed together: once its first answer's head is here, all were handled.
-      const first = await Promise.all(conns.map((conn) => within('the first answer on each connection', conn.response({ head: true })).then((r) => r.status)));
-      assert.deepEqual(first.filter((s) => s === 200).length, 1, `first answers: ${first.join(' ')}`);
-      assert.equal(app.server.app.eventStreams, 16, 'the first connection holds its 16 streams; every other request was refused');
+      for (const conn of conns) conn.write(withToken(app, '/events'));
+      const first = await Promise.all(conns.map((conn) => within('the stream on each connection', conn.response({ head: true })).then((r) => r.status)));
+      assert.deepEqual(new Set(first), new Set([200]));
+      assert.equal(app.server.app.eventStreams, 16);
       const other = await openConnection(app.port, OTHER_ADDRESS);
       conns.push(other);
       other.write(withToken(app, '/events'));

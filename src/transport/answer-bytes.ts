@@ -16,6 +16,15 @@ export function chargesItself(res: ServerResponse): void {
 }
 
 /**
+ * Whether an answer marked by `chargesItself` (an event stream, which has no end) is being sent on
+ * the connection `http` or waits in `held`: a request after it would never get its answer.
+ */
+export function behindAStream(http: Socket, held: readonly ServerResponse[] | undefined): boolean {
+  const current = (http as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  return (current != null && CHARGES_ITSELF in current) || (held?.some((res) => CHARGES_ITSELF in res) ?? false);
+}
+
+/**
  * Answer bytes written to a connection that its sockets have not written yet: `socket` is the TCP
  * socket, `http` the one requests arrive on (the same, or the TLS socket over it, whose plain text
  * waits for the TLS layer while the encrypted bytes wait in the TCP socket's queue). Nothing when

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { Logger } from '../log.ts';
 import type { Charge, MemoryBudget } from '../memory/budget.ts';
-import { heldAnswerBytes, unsentAnswerBytes } from './answer-bytes.ts';
+import { behindAStream, heldAnswerBytes, unsentAnswerBytes } from './answer-bytes.ts';
 import { ClientAddresses, type AddressLoad } from './client-addresses.ts';
 import { throttledWarning, type RefusalReason } from './connection-events.ts';
 import { queuedBytes, resetConnection, sentBytes } from './socket-bytes.ts';
@@ -107,7 +107,7 @@ export class ConnectionGuard {
   readonly #hasValidToken: ((req: IncomingMessage) => boolean) | undefined;
   readonly #onRefused: ((reason: RefusalReason) => void) | undefined;
   readonly #timer: NodeJS.Timeout;
-  readonly #warn: Readonly<Record<'perAddress' | 'pipelined' | 'withoutToken' | 'inFlight' | 'shed', (latest?: { address: string }) => void>>;
+  readonly #warn: Readonly<Record<'perAddress' | 'pipelined' | 'withoutToken' | 'behindStream' | 'inFlight' | 'shed', (latest?: { address: string }) => void>>;
 
   constructor(limits: ConnectionGuardLimits, options: ConnectionGuardOptions) {
     this.#limits = limits;
@@ -121,6 +121,7 @@ export class ConnectionGuard {
       perAddress: warning('connections refused: MAX_CONNECTIONS_PER_ADDRESS are open from their address', { limit: limits.maxConnectionsPerAddress }),
       pipelined: warning('connections closed: too many pipelined requests waiting for their answers', { limit: limits.maxPipelinedRequests }),
       withoutToken: warning('connections closed: a request without a valid token was pipelined', { limit: limits.maxPipelinedWithoutToken }),
+      behindStream: warning('connections closed: a request was pipelined behind an event stream', {}),
       inFlight: warning('connections closed: MAX_IN_FLIGHT_PER_ADDRESS requests from their address are waiting for their answers', { limit: limits.maxInFlightPerAddress }),
       shed: warning('connections closed: the memory budget is spent and their answers moved least', {}),
     };
@@ -158,6 +159,8 @@ export class ConnectionGuard {
         // Verified only here, on the pipelined path: one request at a time costs no second check.
         if (this.#hasValidToken?.(req) === false) return this.#refuse(watched, this.#warn.withoutToken);
       }
+      // A stream has no end for this request's answer to follow: it would run, and never be answered.
+      if (waiting > 1 && behindAStream(watched.http, watched.held)) return this.#refuse(watched, this.#warn.behindStream);
       const { load } = watched;
       if (load !== undefined) {
         if (maxInFlightPerAddress > 0 && load.inFlight >= maxInFlightPerAddress) return this.#refuse(watched, this.#warn.inFlight);
