@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { TRANSPORT_LIMITS } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { connectionCount, openConnection, rawRequestThenClose, sendThenHalfClose, type RawConnection } from './helpers/raw.ts';
-import { until } from './helpers/wait.ts';
+import { until, within } from './helpers/wait.ts';
 
 /*
  * Slow-client attacks over raw sockets. The timeouts are injected (seconds instead of tens of
@@ -265,5 +265,21 @@ describe('a client that half-closes after its request', () => {
     assert.deepEqual([...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]), ['200', '201']);
     const books = (await app.request('GET', '/books')).json.data as { title: string }[];
     assert.equal(books.filter((b) => b.title === 'Half-closed').length, 1);
+  });
+
+  it('a request answered before its body (401) gets that answer only when the client half-closes in the body, at once or after the answer came, or when the body never ends', async () => {
+    const unfinished = 'POST /book HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer not-a-token\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"title":';
+    for (const ready of [async () => {}, () => new Promise<void>((resolve) => setTimeout(resolve, 200))]) {
+      const received = await within('the server closed the connection', sendThenHalfClose(app.port, unfinished, { ready }));
+      assert.deepEqual([...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]), ['401'], received);
+    }
+    // Nor when the body never ends: the request timeout closes the connection without a 408.
+    const timed = await startApp({ logLevel: 'silent', limits: { headersTimeoutMs: 300, requestTimeoutMs: 300, connectionsCheckingIntervalMs: 50 } });
+    try {
+      const received = await within('the server closed the connection', sendThenHalfClose(timed.port, unfinished, { ready: () => new Promise(() => {}) }));
+      assert.deepEqual([...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]), ['401'], received);
+    } finally {
+      await timed.close();
+    }
   });
 });

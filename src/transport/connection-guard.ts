@@ -54,6 +54,8 @@ interface Watched {
   readonly load: AddressLoad | undefined;
   /** Answers to pipelined requests, which their responses hold until the answers before them are sent. */
   held: ServerResponse[] | undefined;
+  /** The last request answered before its body was read (docs/contract.md, "Bodies"). */
+  answeredEarly: IncomingMessage | undefined;
   /** Its account with the memory budget, from the first check that found answer bytes waiting. */
   charge: Charge | undefined;
   closed: boolean;
@@ -66,6 +68,7 @@ type Tagged = Socket & { [WATCHED]?: Watched };
 function onAnswerClosed(this: ServerResponse): void {
   const watched = (this.req.socket as Tagged)[WATCHED] as Watched;
   watched.waiting--;
+  if (!this.req.complete) watched.answeredEarly = this.req;
   // A connection that closed has given back what was still in flight on it.
   if (watched.load !== undefined && !watched.closed) watched.load.inFlight--;
 }
@@ -198,6 +201,15 @@ export class ConnectionGuard {
     if (watched !== undefined && !watched.closed) this.#charge(watched, budget);
   };
 
+  /**
+   * Whether the request whose body the connection is reading has had its answer: one sent before
+   * the body was read, and closed. A fault in that body then has no answer of its own to get.
+   */
+  answeredBeforeItsBody(socket: Socket): boolean {
+    const early = (socket as Tagged)[WATCHED]?.answeredEarly;
+    return early !== undefined && !early.complete;
+  }
+
   /** Draining: sockets taken over have nothing left in flight worth waiting for. */
   closeTakenOver(): void {
     for (const [socket, watched] of this.#sockets) if (watched.takenOverAt !== undefined) socket.destroy();
@@ -222,6 +234,7 @@ export class ConnectionGuard {
       waiting: 0,
       load,
       held: undefined,
+      answeredEarly: undefined,
       charge: undefined,
       closed: false,
     };

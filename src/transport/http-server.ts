@@ -106,6 +106,12 @@ function answerClientError(guard: ConnectionGuard): (err: NodeJS.ErrnoException,
       return;
     }
     guard.takeOver(socket);
+    // The fault is in the body of a request answered before it was read (a 401 sent at its
+    // headers): that request has had its one answer.
+    if (guard.answeredBeforeItsBody(socket)) {
+      socket.destroySoon();
+      return;
+    }
     if (!isHttpError(err.code) || !socket.writable) {
       socket.destroy();
       return;
