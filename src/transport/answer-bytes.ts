@@ -15,13 +15,17 @@ export function chargesItself(res: ServerResponse): void {
   (res as Marked)[CHARGES_ITSELF] = true;
 }
 
+/** An answer marked by `chargesItself` (an event stream) that has not ended: it may never end. */
+function endless(res: ServerResponse | null | undefined): boolean {
+  return res != null && CHARGES_ITSELF in res && !res.writableEnded;
+}
+
 /**
- * Whether an answer marked by `chargesItself` (an event stream, which has no end) is being sent on
- * the connection `http` or waits in `held`: a request after it would never get its answer.
+ * Whether an event stream still going is being sent on the connection `http` or waits in `held`:
+ * a request after it would never get its answer.
  */
 export function behindAStream(http: Socket, held: readonly ServerResponse[] | undefined): boolean {
-  const current = (http as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-  return (current != null && CHARGES_ITSELF in current) || (held?.some((res) => CHARGES_ITSELF in res) ?? false);
+  return endless((http as Socket & { _httpMessage?: ServerResponse | null })._httpMessage) || (held?.some(endless) ?? false);
 }
 
 /**
