@@ -9,7 +9,7 @@ import { startApp, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts
 import { loginToken } from './helpers/login.ts';
 import { killAll, startMain } from './helpers/process.ts';
 import { ioError, recordingFs } from './helpers/recording-fs.ts';
-import { openConnection, sendThenHalfClose } from './helpers/raw.ts';
+import { openConnection, sendThenHalfClose, type RawConnection } from './helpers/raw.ts';
 import { changeSeqs, openEvents, type EventsClient, type SseFrame } from './helpers/sse-client.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 import { until, within } from './helpers/wait.ts';
@@ -245,59 +245,78 @@ describe('GET /events limits and lifetime', () => {
     }
   });
 
-  it('streams pipelined on one connection before the first opened all end when it is reset or half-closed, with no listener warning', async () => {
-    // Once a stream is open, a request pipelined behind it closes the connection (the next test):
-    // these all arrive while the store catches up, and open together when it has.
+  it('a stream queued behind another answer on its connection ends when the connection is reset or half-closed', async () => {
+    // A create that waits for `gate.held`: the stream pipelined behind it waits for the socket.
     const gate: CatchUp = {};
-    const app = await startApp({ wrapStore: catchingUp(gate) });
-    const warnings: string[] = [];
-    const onWarning = (w: Error): void => void warnings.push(w.name);
-    process.on('warning', onWarning);
-    let arrived = 0;
-    app.server.on('request', () => arrived++);
+    const slowCreates = (real: BookStore): BookStore =>
+      new Proxy(real, {
+        get(target, prop) {
+          const value: unknown = Reflect.get(target, prop);
+          if (prop === 'create') return (...args: unknown[]) => (gate.held ?? Promise.resolve()).then(() => (value as (...a: unknown[]) => unknown).apply(target, args));
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+    const app = await startApp({ wrapStore: slowCreates });
     try {
+      const body = JSON.stringify(book('Ahead of a stream'));
       for (const how of ['reset', 'half-close'] as const) {
-        const caughtUp = latch();
-        gate.held = caughtUp.done;
-        arrived = 0;
+        const create = latch();
+        gate.held = create.done;
         const socket = connect(app.port, '127.0.0.1');
         socket.on('error', () => {});
         await once(socket, 'connect');
-        socket.write(`GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`.repeat(12));
-        await until('12 requests in', () => arrived === 12);
-        gate.held = undefined;
-        caughtUp.release();
-        await until('12 streams open', () => app.server.app.eventStreams === 12);
+        socket.write(
+          `POST /book HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
+            `GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`,
+        );
+        await until('the queued stream open', () => app.server.app.eventStreams === 1);
         if (how === 'reset') socket.resetAndDestroy();
         else socket.end();
-        await until(`every slot free after a ${how}`, () => app.server.app.eventStreams === 0);
+        await until(`its slot free after a ${how}`, () => app.server.app.eventStreams === 0);
+        create.release();
+        gate.held = undefined;
       }
-      assert.deepEqual(warnings, []);
     } finally {
-      process.off('warning', onWarning);
       await app.close();
     }
   });
 
-  it('a request pipelined behind an open stream closes the connection without being run', async () => {
-    const app = await startApp({ logLevel: 'warn' });
+  it('requests pipelined behind a stream are not run (RFC 9112 §9.6), whether it is open or waits for the store to catch up; the stream goes on', async () => {
+    const gate: CatchUp = {};
+    const app = await startApp({ logLevel: 'warn', wrapStore: catchingUp(gate) });
+    const body = JSON.stringify(book('Behind a stream'));
+    const post = `POST /book HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const stream = `GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`;
+    const conns: RawConnection[] = [];
     try {
-      const body = JSON.stringify(book('Behind a stream'));
-      const post = `POST /book HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
-      const stream = `GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`;
-      // In the same read as the stream's request, and after the stream has begun.
+      // While the store catches up (the stream opens later); in the same read as the stream's
+      // request; after the stream began.
+      const caughtUp = latch();
+      gate.held = caughtUp.done;
+      let arrived = 0;
+      app.server.on('request', () => arrived++);
+      const waiting = await openConnection(app.port);
+      conns.push(waiting);
+      waiting.write(stream + post);
+      await until('both requests in while the store catches up', () => arrived === 2);
+      gate.held = undefined;
+      caughtUp.release();
+      await until('its stream open', () => app.server.app.eventStreams === 1);
       const together = await openConnection(app.port);
+      conns.push(together);
       together.write(stream + post);
-      await within('the connection closed', together.closed);
       const later = await openConnection(app.port);
+      conns.push(later);
       later.write(stream);
-      await until('the stream open', () => app.server.app.eventStreams === 1);
+      await until('three streams open', () => app.server.app.eventStreams === 3);
       later.write(post);
-      await within('the connection closed', later.closed);
-      await until('no slot kept', () => app.server.app.eventStreams === 0);
-      assert.deepEqual((await app.request('GET', '/books')).json.data, []);
-      assert.ok(app.logs.some((l) => (JSON.parse(l) as { msg: string }).msg === 'connections closed: a request was pipelined behind an event stream'), app.logs.join('\n'));
+      await until('the last request in', () => arrived === 6);
+      assert.equal((await app.request('POST', '/book', { body: book('Beside the streams') })).status, 201);
+      for (const conn of conns) assert.equal((await within('the stream head', conn.response({ head: true }))).status, 200);
+      assert.deepEqual(((await app.request('GET', '/books')).json.data as { title: string }[]).map((b) => b.title), ['Beside the streams']);
+      assert.ok(app.logs.some((l) => (JSON.parse(l) as { msg: string }).msg === 'requests not run: pipelined behind an answer that closes their connection'), app.logs.join('\n'));
     } finally {
+      for (const conn of conns) conn.destroy();
       await app.close();
     }
   });

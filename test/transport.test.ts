@@ -283,3 +283,29 @@ describe('a client that half-closes after its request', () => {
     }
   });
 });
+
+describe('requests pipelined after an answer that closes the connection (RFC 9112 §9.6)', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startApp({ logLevel: 'silent' });
+  });
+  after(() => app.close());
+
+  it('are not run: behind a refusal that closes, or behind a request that asked to close', async () => {
+    const post = (title: string): string => {
+      const body = JSON.stringify({ title, author: 'A client', year: 2001 });
+      return `POST /book HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${app.token()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    };
+    const cases = [
+      ['GET /healthz HTTP/1.1\r\nHost: localhost\r\nHost: other\r\n\r\n', '400', 'Behind a 400'],
+      ['GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', '200', 'Behind a close'],
+    ] as const;
+    for (const [first, status, title] of cases) {
+      const conn = await openConnection(app.port);
+      conn.write(first + post(title));
+      assert.equal((await conn.response()).status, Number(status));
+      await within('the connection closed', conn.closed);
+    }
+    assert.deepEqual((await app.request('GET', '/books')).json.data, []);
+  });
+});

@@ -71,6 +71,9 @@ export const EVENTS_ROUTE = defineRoute({
   },
   handler({ eventStreams, isDraining, tokenExpiry, store }: EventsRouteDeps) {
     return ({ req, res, reqId }): Reply | Promise<Reply> => {
+      // Said now, before the store may have to catch up: a stream never ends, so no request
+      // pipelined behind this one can be answered, and the guard runs none (docs/contract.md, "Transport").
+      res.shouldKeepAlive = false;
       if (isDraining()) throw refusal('shuttingDown');
       const since = resumePoint(req);
       const exp = tokenExpiry(req);

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import type { Logger } from '../log.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
 import type { ChangeFeed } from '../store/change-log.ts';
@@ -68,13 +67,6 @@ interface Open {
   reqId: string;
   /** Its client's address, counted while per-address limits apply. */
   address: string | undefined;
-  socket: Socket;
-}
-
-/** The streams on one connection (pipelined, they queue behind its first), and what ends them all on its FIN. */
-interface OnConnection {
-  streams: Set<Open>;
-  halfClosed: () => void;
 }
 
 /**
@@ -93,8 +85,6 @@ export class StreamRegistry {
   readonly #budget: MemoryBudget;
   /** Open streams by client address (only while maxStreamsPerAddress applies). */
   readonly #byAddress = new Map<string, number>();
-  /** Open streams by connection: one listener for its FIN, however many streams are pipelined on it. */
-  readonly #bySocket = new Map<Socket, OnConnection>();
   #unsubscribe: (() => void) | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
   /** Durable changes not yet sent, contiguous seqs. */
@@ -147,13 +137,19 @@ export class StreamRegistry {
     if (this.#open.size === 0) this.#start();
     const stream = new EventStream(res, this.#feed, since, this.#options.maxUnsentBytes);
     const address = this.#options.maxStreamsPerAddress > 0 ? req.socket.remoteAddress : undefined;
-    const { socket } = req;
-    const entry: Open = { stream, reqId, address, socket, expiry: setTimeout(() => this.#end(entry, 'expired'), expSeconds * 1000 - this.#now()) };
+    const entry: Open = { stream, reqId, address, expiry: setTimeout(() => this.#end(entry, 'expired'), expSeconds * 1000 - this.#now()) };
     entry.expiry.unref();
     this.#open.add(entry);
     if (address !== undefined) this.#byAddress.set(address, (this.#byAddress.get(address) ?? 0) + 1);
-    this.#onConnection(socket).streams.add(entry);
-    const closed = (): void => this.#end(entry, 'client');
+    // The client's FIN ends its stream: half-open connections are allowed (docs/contract.md,
+    // "Transport"), and a stream has no last byte after which its connection would close. No
+    // request after it on its connection is run, so this is the connection's only stream.
+    const { socket } = req;
+    const closed = (): void => {
+      socket.off('end', closed);
+      this.#end(entry, 'client');
+    };
+    socket.once('end', closed);
     res.on('close', closed);
     // A response queued behind another (pipelining) gets no 'close' of its own when the connection
     // closes first; its request does.
@@ -163,21 +159,6 @@ export class StreamRegistry {
     // A FIN that came before this route ran: the backlog above is sent, then the stream ends. A
     // connection closed by then emitted its 'close' before the listeners above were there.
     if (socket.readableEnded || socket.destroyed) closed();
-  }
-
-  /**
-   * The client's FIN ends every stream on its connection: half-open connections are allowed
-   * (docs/contract.md, "Transport"), and a stream has no last byte after which it would close.
-   */
-  #onConnection(socket: Socket): OnConnection {
-    let on = this.#bySocket.get(socket);
-    if (on === undefined) {
-      const streams = new Set<Open>();
-      on = { streams, halfClosed: () => streams.forEach((entry) => this.#end(entry, 'client')) };
-      socket.once('end', on.halfClosed);
-      this.#bySocket.set(socket, on);
-    }
-    return on;
   }
 
   /** Ends every stream (the drain, the app closing): their clients resume elsewhere or later. */
@@ -230,13 +211,7 @@ export class StreamRegistry {
     if (!this.#open.delete(entry)) return;
     clearTimeout(entry.expiry);
     entry.stream.end(why);
-    const { address, socket } = entry;
-    const on = this.#bySocket.get(socket) as OnConnection;
-    on.streams.delete(entry);
-    if (on.streams.size === 0) {
-      socket.off('end', on.halfClosed);
-      this.#bySocket.delete(socket);
-    }
+    const { address } = entry;
     if (address !== undefined) {
       const left = (this.#byAddress.get(address) as number) - 1;
       if (left === 0) this.#byAddress.delete(address);

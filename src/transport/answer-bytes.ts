@@ -15,19 +15,6 @@ export function chargesItself(res: ServerResponse): void {
   (res as Marked)[CHARGES_ITSELF] = true;
 }
 
-/** An answer marked by `chargesItself` (an event stream) that has not ended: it may never end. */
-function endless(res: ServerResponse | null | undefined): boolean {
-  return res != null && CHARGES_ITSELF in res && !res.writableEnded;
-}
-
-/**
- * Whether an event stream still going is being sent on the connection `http` or waits in `held`:
- * a request after it would never get its answer.
- */
-export function behindAStream(http: Socket, held: readonly ServerResponse[] | undefined): boolean {
-  return endless((http as Socket & { _httpMessage?: ServerResponse | null })._httpMessage) || (held?.some(endless) ?? false);
-}
-
 /**
  * Answer bytes written to a connection that its sockets have not written yet: `socket` is the TCP
  * socket, `http` the one requests arrive on (the same, or the TLS socket over it, whose plain text
@@ -41,18 +28,20 @@ export function unsentAnswerBytes(socket: Socket, http: Socket): number {
 }
 
 /**
- * Bytes held by the answers to pipelined requests that wait for the answers before them (Node
- * keeps what they write until the socket is theirs). Drops from `held`, in place, those that have
- * since been given the socket (their bytes are the socket's now), finished or gone.
+ * Drops from `held` (answers to pipelined requests, which Node keeps until the answers before them
+ * are sent), in place, those that have since been given the socket, finished or gone: what is left
+ * is at most the requests waiting on the connection.
  */
-export function heldAnswerBytes(held: ServerResponse[]): number {
-  let bytes = 0;
+export function dropUnheld(held: ServerResponse[]): void {
   let kept = 0;
-  for (const res of held) {
-    if (res.socket !== null || res.writableFinished || res.destroyed) continue;
-    held[kept++] = res;
-    if (!(CHARGES_ITSELF in res)) bytes += res.writableLength;
-  }
+  for (const res of held) if (res.socket === null && !res.writableFinished && !res.destroyed) held[kept++] = res;
   held.length = kept;
+}
+
+/** Bytes held by the answers in `held` (their bytes are not the socket's yet), after `dropUnheld`. */
+export function heldAnswerBytes(held: ServerResponse[]): number {
+  dropUnheld(held);
+  let bytes = 0;
+  for (const res of held) if (!(CHARGES_ITSELF in res)) bytes += res.writableLength;
   return bytes;
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { Logger } from '../log.ts';
 import type { Charge, MemoryBudget } from '../memory/budget.ts';
-import { behindAStream, heldAnswerBytes, unsentAnswerBytes } from './answer-bytes.ts';
+import { dropUnheld, heldAnswerBytes, unsentAnswerBytes } from './answer-bytes.ts';
 import { ClientAddresses, type AddressLoad } from './client-addresses.ts';
 import { throttledWarning, type RefusalReason } from './connection-events.ts';
 import { queuedBytes, resetConnection, sentBytes } from './socket-bytes.ts';
@@ -64,6 +64,16 @@ interface Watched {
 const WATCHED = Symbol('the guard\'s record of the connection');
 type Tagged = Socket & { [WATCHED]?: Watched };
 
+/** An answer after which its connection closes: said by its request, its own headers, or its route. */
+function closesItsConnection(res: ServerResponse | null | undefined): boolean {
+  return res != null && (!res.shouldKeepAlive || (res as ServerResponse & { _last?: boolean })._last === true);
+}
+
+/** Whether an answer being sent on the connection `http`, or held behind it, closes the connection. */
+function closingAhead(http: Socket, held: readonly ServerResponse[] | undefined): boolean {
+  return closesItsConnection((http as Socket & { _httpMessage?: ServerResponse | null })._httpMessage) || (held?.some(closesItsConnection) ?? false);
+}
+
 /** A plain function, not a closure: it runs for every request (`this` is the answer). */
 function onAnswerClosed(this: ServerResponse): void {
   const watched = (this.req.socket as Tagged)[WATCHED] as Watched;
@@ -110,7 +120,7 @@ export class ConnectionGuard {
   readonly #hasValidToken: ((req: IncomingMessage) => boolean) | undefined;
   readonly #onRefused: ((reason: RefusalReason) => void) | undefined;
   readonly #timer: NodeJS.Timeout;
-  readonly #warn: Readonly<Record<'perAddress' | 'pipelined' | 'withoutToken' | 'behindStream' | 'inFlight' | 'shed', (latest?: { address: string }) => void>>;
+  readonly #warn: Readonly<Record<'perAddress' | 'pipelined' | 'withoutToken' | 'afterClose' | 'inFlight' | 'shed', (latest?: { address: string }) => void>>;
 
   constructor(limits: ConnectionGuardLimits, options: ConnectionGuardOptions) {
     this.#limits = limits;
@@ -124,7 +134,7 @@ export class ConnectionGuard {
       perAddress: warning('connections refused: MAX_CONNECTIONS_PER_ADDRESS are open from their address', { limit: limits.maxConnectionsPerAddress }),
       pipelined: warning('connections closed: too many pipelined requests waiting for their answers', { limit: limits.maxPipelinedRequests }),
       withoutToken: warning('connections closed: a request without a valid token was pipelined', { limit: limits.maxPipelinedWithoutToken }),
-      behindStream: warning('connections closed: a request was pipelined behind an event stream', {}),
+      afterClose: warning('requests not run: pipelined behind an answer that closes their connection', {}),
       inFlight: warning('connections closed: MAX_IN_FLIGHT_PER_ADDRESS requests from their address are waiting for their answers', { limit: limits.maxInFlightPerAddress }),
       shed: warning('connections closed: the memory budget is spent and their answers moved least', {}),
     };
@@ -162,8 +172,10 @@ export class ConnectionGuard {
         // Verified only here, on the pipelined path: one request at a time costs no second check.
         if (this.#hasValidToken?.(req) === false) return this.#refuse(watched, this.#warn.withoutToken);
       }
-      // A stream has no end for this request's answer to follow: it would run, and never be answered.
-      if (waiting > 1 && behindAStream(watched.http, watched.held)) return this.#refuse(watched, this.#warn.behindStream);
+      // RFC 9112 §9.6: after an answer that closes the connection, no further request is processed;
+      // an event stream's never ends. Such a request is counted (so the limits above bound them) but
+      // not run: its answer could never be sent.
+      const afterClose = waiting > 1 && closingAhead(watched.http, watched.held);
       const { load } = watched;
       if (load !== undefined) {
         if (maxInFlightPerAddress > 0 && load.inFlight >= maxInFlightPerAddress) return this.#refuse(watched, this.#warn.inFlight);
@@ -171,8 +183,13 @@ export class ConnectionGuard {
       }
       watched.waiting = waiting;
       // Pipelined behind an answer still being sent: its response holds what it writes until its turn.
-      if (res.socket === null) (watched.held ??= []).push(res);
+      if (res.socket === null) {
+        const held = (watched.held ??= []);
+        dropUnheld(held);
+        held.push(res);
+      }
       res.on('close', onAnswerClosed);
+      if (afterClose) return this.#warn.afterClose();
       app(req, res);
     };
   }
