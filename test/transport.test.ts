@@ -236,6 +236,20 @@ describe('requests Node would answer outside the envelope (found by the fuzzer)'
     assert.deepEqual(res.json, { status: 404, message: 'Not found', data: null });
   });
 
+  it('a CONNECT pipelined behind another request is answered after it; behind an answer that closes the connection, not at all; the process goes on', async () => {
+    const connect = 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n';
+    const behind = await openConnection(app.port);
+    behind.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n${connect}`);
+    assert.deepEqual([(await behind.response()).status, (await behind.response()).status], [200, 404]);
+    await within('the connection closed', behind.closed);
+    const afterClose = await openConnection(app.port);
+    afterClose.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n${connect}`);
+    assert.equal((await afterClose.response()).status, 200);
+    await within('the connection closed', afterClose.closed);
+    await assert.rejects(afterClose.response(), /closed before a complete response/, 'no answer to the CONNECT');
+    assert.equal((await app.request('GET', '/healthz')).status, 200);
+  });
+
   it('a request asking for Upgrade is answered with Connection: close, then a malformed request cannot hang on that connection', { timeout: 10_000 }, async () => {
     const body = '{"title":"Up","author":"Grade","year":2000}';
     const conn = await openConnection(app.port);

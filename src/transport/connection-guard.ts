@@ -56,6 +56,8 @@ interface Watched {
   held: ServerResponse[] | undefined;
   /** The last request answered before its body was read (docs/contract.md, "Bodies"). */
   answeredEarly: IncomingMessage | undefined;
+  /** What runs once `waiting` is back to 0 (a CONNECT pipelined behind answers: afterAnswers). */
+  whenAnswered: (() => void) | undefined;
   /** Its account with the memory budget, from the first check that found answer bytes waiting. */
   charge: Charge | undefined;
   closed: boolean;
@@ -79,6 +81,11 @@ function onAnswerClosed(this: ServerResponse): void {
   const watched = (this.req.socket as Tagged)[WATCHED] as Watched;
   watched.waiting--;
   if (!this.req.complete) watched.answeredEarly = this.req;
+  if (watched.waiting === 0 && watched.whenAnswered !== undefined) {
+    const then = watched.whenAnswered;
+    watched.whenAnswered = undefined;
+    then();
+  }
   // A connection that closed has given back what was still in flight on it.
   if (watched.load !== undefined && !watched.closed) watched.load.inFlight--;
 }
@@ -218,6 +225,13 @@ export class ConnectionGuard {
     if (watched !== undefined && !watched.closed) this.#charge(watched, budget);
   };
 
+  /** Runs `then` once every answer on the connection has closed: at once when none is open. */
+  afterAnswers(socket: Socket, then: () => void): void {
+    const watched = (socket as Tagged)[WATCHED];
+    if (watched === undefined || watched.waiting === 0) then();
+    else watched.whenAnswered = then;
+  }
+
   /**
    * Whether the request whose body the connection is reading has had its answer: one sent before
    * the body was read, and closed. A fault in that body then has no answer of its own to get.
@@ -252,6 +266,7 @@ export class ConnectionGuard {
       load,
       held: undefined,
       answeredEarly: undefined,
+      whenAnswered: undefined,
       charge: undefined,
       closed: false,
     };

@@ -131,17 +131,21 @@ function answerClientError(guard: ConnectionGuard): (err: NodeJS.ErrnoException,
 /**
  * Node hands CONNECT to a 'connect' listener or silently drops the socket. Nothing is tunnelled
  * here, so the app answers it like any other method (404 or 405 in the envelope), then it closes.
- * Node has taken its error listener and timeouts off the socket: the guard gives it its own.
+ * Node has taken its error listener and timeouts off the socket: the guard gives it its own. A
+ * CONNECT pipelined behind answers still open is answered after them (the socket is theirs until
+ * then); after one that closed the connection, its answer has no connection to go on.
  */
 function answerConnect(app: ServedApp, guard: ConnectionGuard): (req: IncomingMessage, socket: Duplex) => void {
   return (req, duplex) => {
     const socket = duplex as Socket;
     guard.takeOver(socket);
-    const res = new ServerResponse(req);
-    res.shouldKeepAlive = false;
-    res.assignSocket(socket);
-    res.on('finish', () => socket.destroySoon());
-    app(req, res);
+    guard.afterAnswers(socket, () => {
+      const res = new ServerResponse(req);
+      res.shouldKeepAlive = false;
+      res.assignSocket(socket);
+      res.on('finish', () => socket.destroySoon());
+      app(req, res);
+    });
   };
 }
 
