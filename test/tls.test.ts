@@ -85,6 +85,12 @@ describe('TLS: the same service over node:https', () => {
     assert.equal(books.filter((b) => b.title === 'Half-closed over TLS').length, 1);
   });
 
+  it('a request answered before its body (401) gets that answer only when the client half-closes in the body', async () => {
+    const unfinished = 'POST /book HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer not-a-token\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"title":';
+    const received = await within('the server closed the connection', sendThenHalfClose(app.port, unfinished, { tls: { ca: CERT, servername: 'localhost' } }));
+    assert.deepEqual([...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]), ['401'], received);
+  });
+
   it('the HTTPS server carries the same timeouts and connection cap', () => {
     const { server } = app;
     assert.deepEqual(

@@ -98,22 +98,23 @@ function answerClientError(guard: ConnectionGuard): (err: NodeJS.ErrnoException,
   return (err, socket) => {
     // A later pipelined request failed to parse while the answer to an earlier, complete one is
     // still on its way: writing now would replace that answer (a client would retry a write that
-    // succeeded). Node's own handler checks the same field. Let it finish, then close.
+    // succeeded). Node's own handler checks the same field. Let it finish, then close. So too when
+    // the fault is in the body of the request being answered (a 401 sent at its headers, still on
+    // its way): that request has its one answer.
     const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (inFlight != null && inFlight.req.complete && isHttpError(err.code) && socket.writable) {
+    if (inFlight != null && (inFlight.req.complete || inFlight.headersSent) && isHttpError(err.code) && socket.writable) {
       inFlight.shouldKeepAlive = false;
       inFlight.once('finish', () => socket.destroySoon());
       return;
     }
     guard.takeOver(socket);
-    // The fault is in the body of a request answered before it was read (a 401 sent at its
-    // headers): that request has had its one answer.
-    if (guard.answeredBeforeItsBody(socket)) {
-      socket.destroySoon();
-      return;
-    }
     if (!isHttpError(err.code) || !socket.writable) {
       socket.destroy();
+      return;
+    }
+    // As above, the answer sent already.
+    if (guard.answeredBeforeItsBody(socket)) {
+      socket.destroySoon();
       return;
     }
     const requestId = newRequestId();
