@@ -91,6 +91,13 @@ describe('TLS: the same service over node:https', () => {
     assert.deepEqual([...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]), ['401'], received);
   });
 
+  it('a connection that ends before its TLS handshake is closed at once, not at the handshake timeout', async () => {
+    const socket = netConnect(app.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.end();
+    await within('the server closed the connection well before the 10 s handshake timeout', once(socket, 'close'), 5_000);
+  });
+
   it('the HTTPS server carries the same timeouts and connection cap', () => {
     const { server } = app;
     assert.deepEqual(

@@ -181,7 +181,7 @@ export function serveApp<A extends ServedApp>(app: A, options: TransportOptions 
   };
   // A TLS handshake is part of getting the headers in; Node's own default would allow 120 s.
   const server =
-    tls === undefined ? createHttpServer(http, handler) : createHttpsServer({ ...http, ...tls, ...TLS_PROFILE, handshakeTimeout: limits.headersTimeoutMs, allowHalfOpen: true }, handler);
+    tls === undefined ? createHttpServer(http, handler) : createHttpsServer({ ...http, ...tls, ...TLS_PROFILE, handshakeTimeout: limits.headersTimeoutMs }, handler);
   server.on('connection', guard.watch);
   server.on('close', () => guard.stop());
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
@@ -189,8 +189,11 @@ export function serveApp<A extends ServedApp>(app: A, options: TransportOptions 
   // A client that half-closes after its request still gets its answer, then the connection closes
   // (docs/contract.md, "Transport"). Node's default drops the answer of a request still being
   // handled, though a write it asked for may commit: the client would retry a change that happened.
-  // Over TLS the TLS sockets must stay writable too: `allowHalfOpen` above.
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  // Over TLS the TLS socket must stay writable too, but only once its handshake is done: a
+  // connection that ends before (a port scan, a balancer's TCP check) closes at once, not at the
+  // handshake timeout.
+  if (tls !== undefined) server.on('secureConnection', (socket: Socket) => void (socket.allowHalfOpen = true));
   watchConnections(server, { logger, now, maxConnections: limits.maxConnections, events: options.connectionEvents });
   server.on('clientError', answerClientError(guard));
   // RFC 9110 §10.1.1: a server MAY ignore an expectation other than 100-continue; Node's default
