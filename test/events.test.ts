@@ -321,6 +321,23 @@ describe('GET /events limits and lifetime', () => {
     }
   });
 
+  it("a request not run behind a stream has its body read and dropped, so the client's FIN still ends the stream", async () => {
+    const app = await startApp();
+    try {
+      const big = 'x'.repeat(300_000);
+      const socket = connect(app.port, '127.0.0.1');
+      socket.on('error', () => {});
+      await once(socket, 'connect');
+      socket.write(`GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`);
+      await until('the stream open', () => app.server.app.eventStreams === 1);
+      socket.end(`POST /book HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\nContent-Length: ${big.length}\r\n\r\n${big}`);
+      socket.resume();
+      await until('the stream ended on the FIN', () => app.server.app.eventStreams === 0);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('503 Too many event streams with Retry-After past the limit; a slot frees when a stream closes', async () => {
     const app = await startApp({ eventStreams: { maxStreams: 2 } });
     try {

@@ -236,18 +236,30 @@ describe('requests Node would answer outside the envelope (found by the fuzzer)'
     assert.deepEqual(res.json, { status: 404, message: 'Not found', data: null });
   });
 
-  it('a CONNECT pipelined behind another request is answered after it; behind an answer that closes the connection, not at all; the process goes on', async () => {
-    const connect = 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n';
-    const behind = await openConnection(app.port);
-    behind.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n${connect}`);
-    assert.deepEqual([(await behind.response()).status, (await behind.response()).status], [200, 404]);
-    await within('the connection closed', behind.closed);
-    const afterClose = await openConnection(app.port);
-    afterClose.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n${connect}`);
-    assert.equal((await afterClose.response()).status, 200);
-    await within('the connection closed', afterClose.closed);
-    await assert.rejects(afterClose.response(), /closed before a complete response/, 'no answer to the CONNECT');
-    assert.equal((await app.request('GET', '/healthz')).status, 200);
+  it('a CONNECT pipelined behind another request is answered after it; behind an answer that closes the connection, or a reset, it is not run; the process goes on', async () => {
+    const logged = await startApp({ logLevel: 'info' });
+    try {
+      const connect = 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n';
+      const behind = await openConnection(logged.port);
+      behind.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n${connect}`);
+      assert.deepEqual([(await behind.response()).status, (await behind.response()).status], [200, 404]);
+      await within('the connection closed', behind.closed);
+      const afterClose = await openConnection(logged.port);
+      afterClose.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n${connect}`);
+      assert.equal((await afterClose.response()).status, 400);
+      await within('the connection closed', afterClose.closed);
+      await assert.rejects(afterClose.response(), /closed before a complete response/, 'no answer to the CONNECT');
+      // Behind a request the guard resets the connection for (pipelined without a token).
+      const reset = await openConnection(logged.port);
+      reset.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n${connect}`);
+      await within('the connection reset', reset.closed);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal((await logged.request('GET', '/healthz')).status, 200);
+      const connects = logged.logs.filter((l) => (JSON.parse(l) as { method?: string }).method === 'CONNECT');
+      assert.equal(connects.length, 1, connects.join('\n'));
+    } finally {
+      await logged.close();
+    }
   });
 
   it('a request asking for Upgrade is answered with Connection: close, then a malformed request cannot hang on that connection', { timeout: 10_000 }, async () => {
@@ -305,7 +317,7 @@ describe('requests pipelined after an answer that closes the connection (RFC 911
   });
   after(() => app.close());
 
-  it('are not run: behind a refusal that closes, or behind a request that asked to close', async () => {
+  it('are not run: behind a refusal that closes (also once it is sent), or behind a request that asked to close', async () => {
     const post = (title: string): string => {
       const body = JSON.stringify({ title, author: 'A client', year: 2001 });
       return `POST /book HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${app.token()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
@@ -318,6 +330,15 @@ describe('requests pipelined after an answer that closes the connection (RFC 911
       const conn = await openConnection(app.port);
       conn.write(first + post(title));
       assert.equal((await conn.response()).status, Number(status));
+      await within('the connection closed', conn.closed);
+    }
+    // Behind a 413 for a declared body over the limit, sent whole: the 413 is done and the socket
+    // ending by the time the next request is parsed.
+    const big = 'x'.repeat(90_000);
+    for (let i = 0; i < 5; i++) {
+      const conn = await openConnection(app.port);
+      conn.write(`POST /book HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${app.token()}\r\nContent-Length: ${big.length}\r\n\r\n${big}${post(`Behind a 413, ${i}`)}`);
+      assert.equal((await conn.response()).status, 413);
       await within('the connection closed', conn.closed);
     }
     assert.deepEqual((await app.request('GET', '/books')).json.data, []);

@@ -172,6 +172,9 @@ export class ConnectionGuard {
       const socket = req.socket as Tagged;
       // Node keeps parsing what it has read after a destroy: the rest of the flood is dropped here.
       if (socket.destroyed) return;
+      // Nor is anything run once the answers are over: after one that closed the connection, Node
+      // ends the socket but reads on until that is done (RFC 9112 §9.6, as for `afterClose` below).
+      if (socket.writableEnded) return this.#warn.afterClose();
       const watched = socket[WATCHED] ?? this.#adopt(socket);
       const waiting = watched.waiting + 1;
       if (waiting > maxPipelinedWithoutToken) {
@@ -196,7 +199,12 @@ export class ConnectionGuard {
         held.push(res);
       }
       res.on('close', onAnswerClosed);
-      if (afterClose) return this.#warn.afterClose();
+      if (afterClose) {
+        // Its body is read and dropped, as Node does for an answered request's: left unread, it
+        // would stop the connection being read, and a client's FIN with it.
+        req.resume();
+        return this.#warn.afterClose();
+      }
       app(req, res);
     };
   }

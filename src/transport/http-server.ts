@@ -134,13 +134,15 @@ function answerClientError(guard: ConnectionGuard): (err: NodeJS.ErrnoException,
  * here, so the app answers it like any other method (404 or 405 in the envelope), then it closes.
  * Node has taken its error listener and timeouts off the socket: the guard gives it its own. A
  * CONNECT pipelined behind answers still open is answered after them (the socket is theirs until
- * then); after one that closed the connection, its answer has no connection to go on.
+ * then); after one that closed the connection, or a reset, it is not run.
  */
 function answerConnect(app: ServedApp, guard: ConnectionGuard): (req: IncomingMessage, socket: Duplex) => void {
   return (req, duplex) => {
     const socket = duplex as Socket;
     guard.takeOver(socket);
     guard.afterAnswers(socket, () => {
+      // After an answer that closed the connection, or a reset, there is none to answer on.
+      if (socket.destroyed || socket.writableEnded) return void socket.destroy();
       const res = new ServerResponse(req);
       res.shouldKeepAlive = false;
       res.assignSocket(socket);
