@@ -16,14 +16,22 @@ export function chargesItself(res: ServerResponse): void {
 }
 
 /**
+ * The answer that has the connection `http` now (Node's own field, which its server and its
+ * 'clientError' handler read too): null between answers.
+ */
+export function answerBeingSent(http: Socket): ServerResponse | null {
+  return (http as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? null;
+}
+
+/**
  * Answer bytes written to a connection that its sockets have not written yet: `socket` is the TCP
  * socket, `http` the one requests arrive on (the same, or the TLS socket over it, whose plain text
  * waits for the TLS layer while the encrypted bytes wait in the TCP socket's queue). Nothing when
  * the answer being sent reports its own.
  */
 export function unsentAnswerBytes(socket: Socket, http: Socket): number {
-  const current = (http as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (current != null && CHARGES_ITSELF in current) return 0;
+  const current = answerBeingSent(http);
+  if (current !== null && CHARGES_ITSELF in current) return 0;
   return http === socket ? socket.writableLength : queuedBytes(socket) + http.writableLength;
 }
 

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { Logger } from '../log.ts';
 import type { Charge, MemoryBudget } from '../memory/budget.ts';
-import { dropUnheld, heldAnswerBytes, unsentAnswerBytes } from './answer-bytes.ts';
+import { answerBeingSent, dropUnheld, heldAnswerBytes, unsentAnswerBytes } from './answer-bytes.ts';
 import { ClientAddresses, type AddressLoad } from './client-addresses.ts';
 import { throttledWarning, type RefusalReason } from './connection-events.ts';
 import { queuedBytes, resetConnection, sentBytes } from './socket-bytes.ts';
@@ -56,8 +56,6 @@ interface Watched {
   held: ServerResponse[] | undefined;
   /** The last request answered before its body was read (docs/contract.md, "Bodies"). */
   answeredEarly: IncomingMessage | undefined;
-  /** What runs once `waiting` is back to 0 (a CONNECT pipelined behind answers: afterAnswers). */
-  whenAnswered: (() => void) | undefined;
   /** Its account with the memory budget, from the first check that found answer bytes waiting. */
   charge: Charge | undefined;
   closed: boolean;
@@ -67,13 +65,13 @@ const WATCHED = Symbol('the guard\'s record of the connection');
 type Tagged = Socket & { [WATCHED]?: Watched };
 
 /** An answer after which its connection closes: said by its request, its own headers, or its route. */
-function closesItsConnection(res: ServerResponse | null | undefined): boolean {
-  return res != null && (!res.shouldKeepAlive || (res as ServerResponse & { _last?: boolean })._last === true);
+function closesItsConnection(res: ServerResponse | null): boolean {
+  return res !== null && (!res.shouldKeepAlive || (res as ServerResponse & { _last?: boolean })._last === true);
 }
 
 /** Whether an answer being sent on the connection `http`, or held behind it, closes the connection. */
 function closingAhead(http: Socket, held: readonly ServerResponse[] | undefined): boolean {
-  return closesItsConnection((http as Socket & { _httpMessage?: ServerResponse | null })._httpMessage) || (held?.some(closesItsConnection) ?? false);
+  return closesItsConnection(answerBeingSent(http)) || (held?.some(closesItsConnection) ?? false);
 }
 
 /** A plain function, not a closure: it runs for every request (`this` is the answer). */
@@ -81,11 +79,6 @@ function onAnswerClosed(this: ServerResponse): void {
   const watched = (this.req.socket as Tagged)[WATCHED] as Watched;
   watched.waiting--;
   if (!this.req.complete) watched.answeredEarly = this.req;
-  if (watched.waiting === 0 && watched.whenAnswered !== undefined) {
-    const then = watched.whenAnswered;
-    watched.whenAnswered = undefined;
-    then();
-  }
   // A connection that closed has given back what was still in flight on it.
   if (watched.load !== undefined && !watched.closed) watched.load.inFlight--;
 }
@@ -233,11 +226,16 @@ export class ConnectionGuard {
     if (watched !== undefined && !watched.closed) this.#charge(watched, budget);
   };
 
-  /** Runs `then` once every answer on the connection has closed: at once when none is open. */
-  afterAnswers(socket: Socket, then: () => void): void {
-    const watched = (socket as Tagged)[WATCHED];
-    if (watched === undefined || watched.waiting === 0) then();
-    else watched.whenAnswered = then;
+  /**
+   * Runs `then` once every answer on the connection `http` has closed (at once when none is open):
+   * when the last of them closes, since they are sent in order. Never, when that one is never sent.
+   */
+  afterAnswers(http: Socket, then: () => void): void {
+    const held = (http as Tagged)[WATCHED]?.held;
+    if (held !== undefined) dropUnheld(held);
+    const last = held?.at(-1) ?? answerBeingSent(http);
+    if (last === null) then();
+    else last.once('close', then);
   }
 
   /**
@@ -274,7 +272,6 @@ export class ConnectionGuard {
       load,
       held: undefined,
       answeredEarly: undefined,
-      whenAnswered: undefined,
       charge: undefined,
       closed: false,
     };

@@ -4,6 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { silentLogger, type Logger } from '../log.ts';
 import type { MemoryBudget } from '../memory/budget.ts';
+import { answerBeingSent } from './answer-bytes.ts';
 import { chargedResponses } from './charged-response.ts';
 import { ConnectionGuard } from './connection-guard.ts';
 import { watchConnections, type ConnectionEvents } from './connection-events.ts';
@@ -101,8 +102,8 @@ function answerClientError(guard: ConnectionGuard): (err: NodeJS.ErrnoException,
     // succeeded). Node's own handler checks the same field. Let it finish, then close. So too when
     // the fault is in the body of the request being answered (a 401 sent at its headers, still on
     // its way): that request has its one answer.
-    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (inFlight != null && (inFlight.req.complete || inFlight.headersSent) && isHttpError(err.code) && socket.writable) {
+    const inFlight = answerBeingSent(socket);
+    if (inFlight !== null && (inFlight.req.complete || inFlight.headersSent) && isHttpError(err.code) && socket.writable) {
       inFlight.shouldKeepAlive = false;
       inFlight.once('finish', () => socket.destroySoon());
       return;
