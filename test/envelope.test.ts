@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { BookStore } from '../src/index.ts';
-import { startApp, TEST_PASSWORD, TEST_USER, type TestApp } from './helpers/app.ts';
+import { startApp, storeWith, TEST_PASSWORD, TEST_USER, type TestApp } from './helpers/app.ts';
 import { rawRequestThenClose, type RawResponse } from './helpers/raw.ts';
 
 /** docs/contract.md, "Envelope": on every answer, whatever its status. */
@@ -118,17 +117,12 @@ describe('an unexpected failure is 500 Internal server error (docs/contract.md, 
   let url: string;
   before(async () => {
     // The real store, except that listing throws and creating rejects.
-    const failing = (real: BookStore): BookStore =>
-      new Proxy(real, {
-        get(target, prop) {
-          if (prop === 'listSnapshot') return () => {
-            throw new Error(DETAIL);
-          };
-          if (prop === 'create') return () => Promise.reject(new Error(DETAIL));
-          const value: unknown = Reflect.get(target, prop);
-          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-        },
-      });
+    const failing = storeWith(() => ({
+      listSnapshot: () => {
+        throw new Error(DETAIL);
+      },
+      create: () => Promise.reject(new Error(DETAIL)),
+    }));
     app = await startApp({ logLevel: 'info', wrapStore: failing });
     url = app.url;
   });

@@ -5,11 +5,11 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { signToken, TOKEN_LIFETIME_SECONDS } from '../src/auth/jwt.ts';
 import type { BookStore } from '../src/store/book-store.ts';
-import { startApp, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts';
+import { startApp, storeWith, TEST_SECRET, TEST_USER, type TestApp } from './helpers/app.ts';
 import { loginToken } from './helpers/login.ts';
 import { killAll, startMain } from './helpers/process.ts';
-import { ioError, recordingFs } from './helpers/recording-fs.ts';
-import { openConnection, sendThenHalfClose, type RawConnection } from './helpers/raw.ts';
+import { gate, ioError, recordingFs } from './helpers/recording-fs.ts';
+import { openConnection, requestText, sendThenHalfClose, type RawConnection } from './helpers/raw.ts';
 import { changeSeqs, openEvents, type EventsClient, type SseFrame } from './helpers/sse-client.ts';
 import { tempDirs } from './helpers/temp-dirs.ts';
 import { until, within } from './helpers/wait.ts';
@@ -23,30 +23,16 @@ function events(app: TestApp, query = '', headers: Record<string, string> = {}):
   return openEvents(`${app.url}/events${query}`, { authorization: app.token(), ...headers });
 }
 
-/** Set `held` and the store is catching up (as the PostgreSQL store may be): streams open once it resolves. */
-interface CatchUp {
+/** While `held` is set, what a store waits for: to catch up (as the PostgreSQL store may), or to create. */
+interface Hold {
   held?: Promise<void> | undefined;
 }
 
-function catchingUp(gate: CatchUp): (real: BookStore) => BookStore {
-  return (real) =>
-    new Proxy(real, {
-      get(target, prop) {
-        if (prop === 'caughtUp') return () => gate.held;
-        const value: unknown = Reflect.get(target, prop);
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
-}
+/** A store that is catching up while `hold.held` is set: streams open once it resolves. */
+const catchingUp = (hold: Hold): ((real: BookStore) => BookStore) => storeWith(() => ({ caughtUp: () => hold.held }));
 
-/** A promise and the function that resolves it. */
-function latch(): { done: Promise<void>; release: () => void } {
-  let release = (): void => {};
-  const done = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  return { done, release };
-}
+/** The stream request, as its bytes go out. */
+const streamRequest = (app: TestApp, query = ''): string => requestText('GET', `/events${query}`, { authorization: app.token() });
 
 const hasSeq = (seq: number) => (frames: SseFrame[]) => changeSeqs(frames).includes(seq);
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
@@ -207,17 +193,16 @@ describe('GET /events limits and lifetime', () => {
 
   it("a client's half-close ends its stream after what was written, frees its slot and closes the connection, whether it came before the stream began or during it", async () => {
     // The first stream opens only once the server has read the client's FIN.
-    const gate: CatchUp = {};
-    const app = await startApp({ wrapStore: catchingUp(gate) });
-    const halfClosing = (query: string, ready?: () => Promise<void>): Promise<string> =>
-      sendThenHalfClose(app.port, `GET /events${query} HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`, ready === undefined ? {} : { ready });
+    const hold: Hold = {};
+    const app = await startApp({ wrapStore: catchingUp(hold) });
+    const halfClosing = (query: string, ready?: () => Promise<void>): Promise<string> => sendThenHalfClose(app.port, streamRequest(app, query), ready === undefined ? {} : { ready });
     try {
       assert.equal((await app.request('POST', '/book', { body: book('Backlog') })).status, 201);
-      const finRead = latch();
-      gate.held = finRead.done;
-      app.server.once('connection', (socket: Socket) => socket.once('end', finRead.release));
+      const finRead = gate();
+      hold.held = finRead.promise;
+      app.server.once('connection', (socket: Socket) => socket.once('end', finRead.open));
       const early = await within('the server closed the stream half-closed before it began', halfClosing('?since=0'));
-      gate.held = undefined;
+      hold.held = undefined;
       assert.match(early, /^HTTP\/1\.1 200 /);
       assert.match(early, /\nid: 1\nevent: created\ndata: \{"seq":1,/, 'the backlog came before the end');
       const during = await within(
@@ -228,16 +213,16 @@ describe('GET /events limits and lifetime', () => {
       await until('both slots free', () => app.server.app.eventStreams === 0);
       // A connection closed before the stream began (here by the server, as a send timeout would):
       // its slot is not kept either.
-      const closed = latch();
-      gate.held = closed.done;
+      const closed = gate();
+      hold.held = closed.promise;
       app.server.once('request', (req: IncomingMessage) => {
-        req.socket.once('close', closed.release);
+        req.socket.once('close', closed.open);
         req.socket.destroy();
       });
-      const cut = connect(app.port, '127.0.0.1', () => cut.write(`GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`));
+      const cut = connect(app.port, '127.0.0.1', () => cut.write(streamRequest(app)));
       cut.on('error', () => {});
-      await within('the connection closed', closed.done);
-      gate.held = undefined;
+      await within('the connection closed', closed.promise);
+      hold.held = undefined;
       await new Promise((resolve) => setImmediate(resolve));
       assert.equal(app.server.app.eventStreams, 0, 'no slot kept for the closed connection');
     } finally {
@@ -246,35 +231,30 @@ describe('GET /events limits and lifetime', () => {
   });
 
   it('a stream queued behind another answer on its connection ends when the connection is reset or half-closed', async () => {
-    // A create that waits for `gate.held`: the stream pipelined behind it waits for the socket.
-    const gate: CatchUp = {};
-    const slowCreates = (real: BookStore): BookStore =>
-      new Proxy(real, {
-        get(target, prop) {
-          const value: unknown = Reflect.get(target, prop);
-          if (prop === 'create') return (...args: unknown[]) => (gate.held ?? Promise.resolve()).then(() => (value as (...a: unknown[]) => unknown).apply(target, args));
-          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-        },
-      });
+    // A create that waits for `hold.held`: the stream pipelined behind it waits for the socket.
+    const hold: Hold = {};
+    const slowCreates = storeWith((real) => ({
+      create: async (fields) => {
+        await hold.held;
+        return real.create(fields);
+      },
+    }));
     const app = await startApp({ wrapStore: slowCreates });
     try {
       const body = JSON.stringify(book('Ahead of a stream'));
       for (const how of ['reset', 'half-close'] as const) {
-        const create = latch();
-        gate.held = create.done;
+        const create = gate();
+        hold.held = create.promise;
         const socket = connect(app.port, '127.0.0.1');
         socket.on('error', () => {});
         await once(socket, 'connect');
-        socket.write(
-          `POST /book HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
-            `GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`,
-        );
+        socket.write(requestText('POST', '/book', { authorization: app.token(), body }) + streamRequest(app));
         await until('the queued stream open', () => app.server.app.eventStreams === 1);
         if (how === 'reset') socket.resetAndDestroy();
         else socket.end();
         await until(`its slot free after a ${how}`, () => app.server.app.eventStreams === 0);
-        create.release();
-        gate.held = undefined;
+        create.open();
+        hold.held = undefined;
       }
     } finally {
       await app.close();
@@ -282,25 +262,24 @@ describe('GET /events limits and lifetime', () => {
   });
 
   it('requests pipelined behind a stream are not run (RFC 9112 §9.6), whether it is open or waits for the store to catch up; the stream goes on', async () => {
-    const gate: CatchUp = {};
-    const app = await startApp({ logLevel: 'warn', wrapStore: catchingUp(gate) });
-    const body = JSON.stringify(book('Behind a stream'));
-    const post = `POST /book HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
-    const stream = `GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`;
+    const hold: Hold = {};
+    const app = await startApp({ logLevel: 'warn', wrapStore: catchingUp(hold) });
+    const post = requestText('POST', '/book', { authorization: app.token(), body: JSON.stringify(book('Behind a stream')) });
+    const stream = streamRequest(app);
     const conns: RawConnection[] = [];
     try {
       // While the store catches up (the stream opens later); in the same read as the stream's
       // request; after the stream began.
-      const caughtUp = latch();
-      gate.held = caughtUp.done;
+      const caughtUp = gate();
+      hold.held = caughtUp.promise;
       let arrived = 0;
       app.server.on('request', () => arrived++);
       const waiting = await openConnection(app.port);
       conns.push(waiting);
       waiting.write(stream + post);
       await until('both requests in while the store catches up', () => arrived === 2);
-      gate.held = undefined;
-      caughtUp.release();
+      hold.held = undefined;
+      caughtUp.open();
       await until('its stream open', () => app.server.app.eventStreams === 1);
       const together = await openConnection(app.port);
       conns.push(together);
@@ -328,9 +307,9 @@ describe('GET /events limits and lifetime', () => {
       const socket = connect(app.port, '127.0.0.1');
       socket.on('error', () => {});
       await once(socket, 'connect');
-      socket.write(`GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\n\r\n`);
+      socket.write(streamRequest(app));
       await until('the stream open', () => app.server.app.eventStreams === 1);
-      socket.end(`POST /book HTTP/1.1\r\nHost: x\r\nAuthorization: ${app.token()}\r\nContent-Length: ${big.length}\r\n\r\n${big}`);
+      socket.end(requestText('POST', '/book', { authorization: app.token(), body: big }));
       socket.resume();
       await until('the stream ended on the FIN', () => app.server.app.eventStreams === 0);
     } finally {

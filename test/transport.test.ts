@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { TRANSPORT_LIMITS } from '../src/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
-import { connectionCount, openConnection, rawRequestThenClose, sendThenHalfClose, type RawConnection } from './helpers/raw.ts';
+import { connectionCount, openConnection, rawRequestThenClose, requestText, sendThenHalfClose, statusesIn, type RawConnection } from './helpers/raw.ts';
 import { until, within } from './helpers/wait.ts';
 
 /*
@@ -241,7 +241,7 @@ describe('requests Node would answer outside the envelope (found by the fuzzer)'
     try {
       const connect = 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n';
       const behind = await openConnection(logged.port);
-      behind.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n${connect}`);
+      behind.write(requestText('GET', '/healthz') + connect);
       assert.deepEqual([(await behind.response()).status, (await behind.response()).status], [200, 404]);
       await within('the connection closed', behind.closed);
       const afterClose = await openConnection(logged.port);
@@ -251,7 +251,7 @@ describe('requests Node would answer outside the envelope (found by the fuzzer)'
       await assert.rejects(afterClose.response(), /closed before a complete response/, 'no answer to the CONNECT');
       // Behind a request the guard resets the connection for (pipelined without a token).
       const reset = await openConnection(logged.port);
-      reset.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n${connect}`);
+      reset.write(requestText('GET', '/healthz').repeat(2) + connect);
       await within('the connection reset', reset.closed);
       await new Promise((resolve) => setTimeout(resolve, 50));
       assert.equal((await logged.request('GET', '/healthz')).status, 200);
@@ -274,21 +274,19 @@ describe('requests Node would answer outside the envelope (found by the fuzzer)'
   });
 });
 
-describe('a client that half-closes after its request', () => {
+describe('the end of a connection: a client that half-closes after its request, requests pipelined after an answer that closes it (RFC 9112 §9.6)', () => {
   let app: TestApp;
   before(async () => {
     app = await startApp({ logLevel: 'silent' });
   });
   after(() => app.close());
 
-  it('still gets the answer to a write and to the request pipelined before it, then the connection closes; the write is made once', async () => {
-    const body = JSON.stringify({ title: 'Half-closed', author: 'A client', year: 2001 });
-    const received = await sendThenHalfClose(
-      app.port,
-      'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n' +
-        `POST /book HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${app.token()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-    );
-    assert.deepEqual([...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]), ['200', '201']);
+  /** A create of a book titled `title`, as its bytes go out. */
+  const post = (title: string): string => requestText('POST', '/book', { authorization: app.token(), body: JSON.stringify({ title, author: 'A client', year: 2001 }) });
+
+  it('a client that half-closes still gets the answer to a write and to the request pipelined before it, then the connection closes; the write is made once', async () => {
+    const received = await sendThenHalfClose(app.port, requestText('GET', '/healthz') + post('Half-closed'));
+    assert.deepEqual(statusesIn(received), [200, 201]);
     const books = (await app.request('GET', '/books')).json.data as { title: string }[];
     assert.equal(books.filter((b) => b.title === 'Half-closed').length, 1);
   });
@@ -297,31 +295,19 @@ describe('a client that half-closes after its request', () => {
     const unfinished = 'POST /book HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer not-a-token\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"title":';
     for (const ready of [async () => {}, () => new Promise<void>((resolve) => setTimeout(resolve, 200))]) {
       const received = await within('the server closed the connection', sendThenHalfClose(app.port, unfinished, { ready }));
-      assert.deepEqual([...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]), ['401'], received);
+      assert.deepEqual(statusesIn(received), [401], received);
     }
     // Nor when the body never ends: the request timeout closes the connection without a 408.
     const timed = await startApp({ logLevel: 'silent', limits: { headersTimeoutMs: 300, requestTimeoutMs: 300, connectionsCheckingIntervalMs: 50 } });
     try {
       const received = await within('the server closed the connection', sendThenHalfClose(timed.port, unfinished, { ready: () => new Promise(() => {}) }));
-      assert.deepEqual([...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]), ['401'], received);
+      assert.deepEqual(statusesIn(received), [401], received);
     } finally {
       await timed.close();
     }
   });
-});
 
-describe('requests pipelined after an answer that closes the connection (RFC 9112 §9.6)', () => {
-  let app: TestApp;
-  before(async () => {
-    app = await startApp({ logLevel: 'silent' });
-  });
-  after(() => app.close());
-
-  it('are not run: behind a refusal that closes (also once it is sent), or behind a request that asked to close', async () => {
-    const post = (title: string): string => {
-      const body = JSON.stringify({ title, author: 'A client', year: 2001 });
-      return `POST /book HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${app.token()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
-    };
+  it('requests pipelined after an answer that closes the connection are not run: behind a refusal that closes (also once it is sent), or behind a request that asked to close', async () => {
     const cases = [
       ['GET /healthz HTTP/1.1\r\nHost: localhost\r\nHost: other\r\n\r\n', '400', 'Behind a 400'],
       ['GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', '200', 'Behind a close'],
@@ -337,10 +323,11 @@ describe('requests pipelined after an answer that closes the connection (RFC 911
     const big = 'x'.repeat(90_000);
     for (let i = 0; i < 5; i++) {
       const conn = await openConnection(app.port);
-      conn.write(`POST /book HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${app.token()}\r\nContent-Length: ${big.length}\r\n\r\n${big}${post(`Behind a 413, ${i}`)}`);
+      conn.write(requestText('POST', '/book', { authorization: app.token(), body: big }) + post(`Behind a 413, ${i}`));
       assert.equal((await conn.response()).status, 413);
       await within('the connection closed', conn.closed);
     }
-    assert.deepEqual((await app.request('GET', '/books')).json.data, []);
+    const books = (await app.request('GET', '/books')).json.data as { title: string }[];
+    assert.deepEqual(books.filter((b) => b.title.startsWith('Behind')), []);
   });
 });

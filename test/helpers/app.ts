@@ -80,6 +80,23 @@ export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'log
 }
 
 /**
+ * For `wrapStore`: the opened store, but for the members `overrides` makes (given the store, to call
+ * through to it), say a create that fails or waits.
+ */
+export function storeWith(overrides: (real: BookStore) => Partial<BookStore>): (real: BookStore) => BookStore {
+  return (real) => {
+    const replaced: Partial<BookStore> = overrides(real);
+    return new Proxy(real, {
+      get(target, prop) {
+        if (prop in replaced) return replaced[prop as keyof BookStore];
+        const value: unknown = Reflect.get(target, prop);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  };
+}
+
+/**
  * TEST_POSTGRES_DIR, the socket directory of a running PostgreSQL cluster (test/postgres-http.test.ts
  * starts one): every app then serves a catalogue in a database of its own there, so the HTTP tests
  * run unchanged against the PostgreSQL store. The switch lives here, never in src/.

@@ -49,6 +49,29 @@ export async function rawRequestThenClose(port: number, data: string | Uint8Arra
   return response;
 }
 
+/**
+ * An HTTP/1.1 request as its bytes go out, for a raw connection: `authorization` as given
+ * (`app.token()` carries its scheme), `body` sent as JSON with its exact Content-Length.
+ */
+export function requestText(method: string, path: string, options: { authorization?: string; body?: string } = {}): string {
+  const { authorization, body } = options;
+  let head = `${method} ${path} HTTP/1.1\r\nHost: localhost\r\n`;
+  if (authorization !== undefined) head += `Authorization: ${authorization}\r\n`;
+  if (body === undefined) return `${head}\r\n`;
+  return `${head}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** The status of every answer in `received`, the bytes a connection got until the server closed it. */
+export function statusesIn(received: string): number[] {
+  const statuses: number[] = [];
+  let buffer = Buffer.from(received, 'latin1');
+  for (let parsed = parseResponse(buffer, false, true); parsed !== undefined; parsed = parseResponse(buffer, false, true)) {
+    statuses.push(parsed.response.status);
+    buffer = buffer.subarray(parsed.consumed);
+  }
+  return statuses;
+}
+
 /** The client's TLS settings, when the server speaks TLS. */
 export type ClientTls = { ca: Buffer; servername: string };
 
