@@ -1,5 +1,6 @@
 import { RETAINED_CHANGES, type CatalogueDump } from 'book-catalogue/store-kit';
 import pg from 'pg';
+import { withConnection } from './checkout.ts';
 import { entryOf, type ChangeRow } from './mirror.ts';
 import { ensureSchema } from './schema.ts';
 
@@ -11,12 +12,7 @@ async function withClient<T>(url: string, use: (client: pg.PoolClient) => Promis
   pool.on('error', () => {});
   try {
     await ensureSchema(pool);
-    const client = await pool.connect();
-    try {
-      return await use(client);
-    } finally {
-      client.release();
-    }
+    return await withConnection(pool, use);
   } finally {
     await pool.end();
   }
@@ -39,29 +35,24 @@ export function readDump(url: string): Promise<CatalogueDump> {
 export function writeDump(url: string, dump: CatalogueDump): Promise<void> {
   return withClient(url, async (client) => {
     await client.query('BEGIN');
-    try {
-      const { rows } = await client.query<{ seq: string; books: boolean }>('SELECT seq, EXISTS (SELECT 1 FROM books) AS books FROM catalogue FOR UPDATE');
-      if (Number(rows[0]?.seq) !== 0 || rows[0]?.books === true) throw new Error('the database already holds a catalogue; move into an empty one');
-      for (let from = 0; from < dump.books.length; from += WRITE_ROWS) {
-        const json = dump.books.slice(from, from + WRITE_ROWS);
-        const ids = json.map((j) => Number(/^\{"id":(\d+)/.exec(j)?.[1]));
-        await client.query('INSERT INTO books (id, json) SELECT * FROM unnest($1::bigint[], $2::text[])', [ids, json]);
-      }
-      for (let from = 0; from < dump.changes.length; from += WRITE_ROWS) {
-        const part = dump.changes.slice(from, from + WRITE_ROWS);
-        await client.query('INSERT INTO book_changes (seq, type, id, book) SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[])', [
-          part.map((c) => c.seq),
-          part.map((c) => c.type),
-          part.map((c) => c.id),
-          part.map((c) => c.bookJson),
-        ]);
-      }
-      const lastId = Number(/^\{"id":(\d+)/.exec(dump.books.at(-1) ?? '')?.[1] ?? 0);
-      await client.query('UPDATE catalogue SET seq = $1, next_id = $2', [dump.seq, Math.max(dump.nextId, lastId + 1)]);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
+    const { rows } = await client.query<{ seq: string; books: boolean }>('SELECT seq, EXISTS (SELECT 1 FROM books) AS books FROM catalogue FOR UPDATE');
+    if (Number(rows[0]?.seq) !== 0 || rows[0]?.books === true) throw new Error('the database already holds a catalogue; move into an empty one');
+    for (let from = 0; from < dump.books.length; from += WRITE_ROWS) {
+      const json = dump.books.slice(from, from + WRITE_ROWS);
+      const ids = json.map((j) => Number(/^\{"id":(\d+)/.exec(j)?.[1]));
+      await client.query('INSERT INTO books (id, json) SELECT * FROM unnest($1::bigint[], $2::text[])', [ids, json]);
     }
+    for (let from = 0; from < dump.changes.length; from += WRITE_ROWS) {
+      const part = dump.changes.slice(from, from + WRITE_ROWS);
+      await client.query('INSERT INTO book_changes (seq, type, id, book) SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[])', [
+        part.map((c) => c.seq),
+        part.map((c) => c.type),
+        part.map((c) => c.id),
+        part.map((c) => c.bookJson),
+      ]);
+    }
+    const lastId = Number(/^\{"id":(\d+)/.exec(dump.books.at(-1) ?? '')?.[1] ?? 0);
+    await client.query('UPDATE catalogue SET seq = $1, next_id = $2', [dump.seq, Math.max(dump.nextId, lastId + 1)]);
+    await client.query('COMMIT');
   });
 }

@@ -51,14 +51,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   let follower: Follower | undefined;
   try {
     await ensureSchema(pool);
-    const client = await pool.connect();
-    let mirror: Mirror;
-    try {
-      const onListenerError = (err: unknown): void => logger.error('a change feed listener threw; it was unsubscribed', { err: err as Error });
-      mirror = await Mirror.load(client, onListenerError, options.memoryBudget);
-    } finally {
-      client.release();
-    }
+    const onListenerError = (err: unknown): void => logger.error('a change feed listener threw; it was unsubscribed', { err: err as Error });
+    const mirror = await Mirror.load(pool, onListenerError, options.memoryBudget);
     let store: PostgresBookStore | undefined;
     const listening = (): boolean => follower?.listening ?? false;
     const timer = poolMetrics(options.registry, pool, listening);

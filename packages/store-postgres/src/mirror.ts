@@ -1,5 +1,6 @@
 import { BookIndex, ChangeLog, ListSnapshots, PAGE, pageOf, RETAINED_CHANGES, type ChangeEntry, type ChangeType, type MemoryBudget } from 'book-catalogue/store-kit';
-import type { PoolClient } from 'pg';
+import type { Pool } from 'pg';
+import { withConnection } from './checkout.ts';
 
 /** Books per query while loading: several pages of the index, whose pages hold PAGE ids. */
 const LOAD_ROWS = 8 * PAGE;
@@ -34,9 +35,9 @@ export class Mirror {
    * Reads one committed state (a REPEATABLE READ transaction: the books, the feed's last changes
    * and the seq all of one snapshot) into memory.
    */
-  static async load(client: PoolClient, onListenerError: (err: unknown) => void, budget: MemoryBudget | undefined): Promise<Mirror> {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    try {
+  static load(pool: Pool, onListenerError: (err: unknown) => void, budget: MemoryBudget | undefined): Promise<Mirror> {
+    return withConnection(pool, async (client) => {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const { rows } = await client.query<{ seq: string }>('SELECT seq FROM catalogue');
       const seq = Number(rows[0]?.seq ?? 0);
       const changes = await client.query<ChangeRow>('SELECT seq, type, id, book FROM book_changes WHERE seq > $1 ORDER BY seq', [seq - RETAINED_CHANGES]);
@@ -55,10 +56,7 @@ export class Mirror {
       }
       await client.query('COMMIT');
       return mirror;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    }
+    });
   }
 
   get seq(): number {

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { withConnection } from './checkout.ts';
 
 /** The channel a commit notifies: its payload is the commit's last seq. */
 export const CHANNEL = 'book_catalogue_changes';
@@ -38,9 +39,8 @@ INSERT INTO catalogue (seq, next_id, format) VALUES (0, 1, ${FORMAT}) ON CONFLIC
 `;
 
 /** Creates the tables when missing; processes starting together take turns. */
-export async function ensureSchema(pool: Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
+export function ensureSchema(pool: Pool): Promise<void> {
+  return withConnection(pool, async (client) => {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
     await client.query(DDL);
@@ -48,10 +48,5 @@ export async function ensureSchema(pool: Pool): Promise<void> {
     const format = rows[0]?.format ?? FORMAT;
     if (format > FORMAT) throw new Error(`the catalogue's tables are in format ${format}, written by a later release; this one reads format ${FORMAT}`);
     await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }

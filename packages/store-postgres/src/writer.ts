@@ -1,5 +1,6 @@
 import { outcomeOf, planBatch, RETAINED_CHANGES, StoreUnavailableError, type Book, type ChangeEntry, type Logger, type Op, type StoreObserver } from 'book-catalogue/store-kit';
 import type { Pool, PoolClient } from 'pg';
+import { ConnectionLostError, withConnection } from './checkout.ts';
 import type { Follower } from './follower.ts';
 import type { QueryTimer } from './pool-metrics.ts';
 import { CHANNEL } from './schema.ts';
@@ -111,36 +112,45 @@ export class Writer {
     this.#answering.add(answering);
   }
 
+  /**
+   * A restart or failover ends every connection the pool holds, and each is found dead only when
+   * next used. A transaction whose connection was lost before it sent COMMIT did not commit, so it
+   * runs again on another connection, as many times as the pool has connections that may be dead
+   * (after them it opens a new one). A loss once COMMIT was sent leaves the outcome unknown: that
+   * write fails (docs/scaling-out.md, "In-flight writes at a failover").
+   */
   async #transaction(ops: readonly Op[]): Promise<Committed> {
-    const { pool, timer } = this.#o;
-    const client = await pool.connect();
-    let broken = false;
-    try {
-      const [, position] = (await timer.time('write', () => client.query('BEGIN; SELECT seq, next_id FROM catalogue FOR UPDATE'))) as unknown as [unknown, { rows: { seq: string; next_id: string }[] }];
-      const row = position.rows[0];
-      if (row === undefined) throw new Error('the catalogue table has no row');
-      const seq = Number(row.seq);
-      const current = await this.#currentBooks(client, ops);
-      const plan = planBatch(ops, (id) => current.get(id), Number(row.next_id), seq);
-      if (plan.entries.length === 0) {
-        await client.query('ROLLBACK');
-        return { entries: [], results: plan.results };
+    for (let attempt = 0; ; attempt++) {
+      let commitSent = false;
+      try {
+        return await withConnection(this.#o.pool, (client) => this.#attempt(client, ops, () => (commitSent = true)));
+      } catch (err) {
+        if (!(err instanceof ConnectionLostError) || commitSent || attempt >= this.#o.pool.options.max) throw err;
+        this.#o.logger.warn('a PostgreSQL connection was lost before its write transaction committed; running it again on another', { err });
       }
-      await timer.time('write', () => writeChanges(client, plan.entries, plan.changes, plan.seq, plan.nextId, seq));
-      const start = performance.now();
-      await timer.time('commit', () => client.query('COMMIT'));
-      this.batches++;
-      this.records += plan.entries.length;
-      this.#o.observer.committed(plan.entries.length, (performance.now() - start) / 1000);
-      return { entries: plan.entries, results: plan.results };
-    } catch (err) {
-      // A connection that failed mid-transaction is not given back to the pool for another query.
-      broken = true;
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release(broken);
     }
+  }
+
+  async #attempt(client: PoolClient, ops: readonly Op[], committing: () => void): Promise<Committed> {
+    const { timer } = this.#o;
+    const [, position] = (await timer.time('write', () => client.query('BEGIN; SELECT seq, next_id FROM catalogue FOR UPDATE'))) as unknown as [unknown, { rows: { seq: string; next_id: string }[] }];
+    const row = position.rows[0];
+    if (row === undefined) throw new Error('the catalogue table has no row');
+    const seq = Number(row.seq);
+    const current = await this.#currentBooks(client, ops);
+    const plan = planBatch(ops, (id) => current.get(id), Number(row.next_id), seq);
+    if (plan.entries.length === 0) {
+      await client.query('ROLLBACK');
+      return { entries: [], results: plan.results };
+    }
+    await timer.time('write', () => writeChanges(client, plan.entries, plan.changes, plan.seq, plan.nextId, seq));
+    const start = performance.now();
+    committing();
+    await timer.time('commit', () => client.query('COMMIT'));
+    this.batches++;
+    this.records += plan.entries.length;
+    this.#o.observer.committed(plan.entries.length, (performance.now() - start) / 1000);
+    return { entries: plan.entries, results: plan.results };
   }
 
   /** The committed JSON of every book the ops name, read under the row lock (so no later commit can change it first). */

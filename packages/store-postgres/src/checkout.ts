@@ -1,0 +1,47 @@
+import type { Pool, PoolClient } from 'pg';
+
+/** Thrown when the connection a transaction ran on was lost before the transaction ended. */
+export class ConnectionLostError extends Error {
+  constructor(cause: unknown) {
+    super('the connection to PostgreSQL was lost', { cause });
+    this.name = 'ConnectionLostError';
+  }
+}
+
+/**
+ * Runs `use` on a connection checked out of `pool` (`use` begins and commits its own transaction).
+ *
+ * While a connection is checked out, node-postgres reports its loss as an `'error'` event on the
+ * client, which Node throws when nothing listens: the process would exit on a database restart.
+ * This listens for as long as the connection is held. A failure rolls back what `use` began and
+ * closes the connection instead of giving it back to the pool; when the connection was lost (that
+ * event, or the server's FATAL answer that ends a session, as `pg_terminate_backend` and a
+ * shutdown send) it is thrown as ConnectionLostError.
+ */
+export async function withConnection<T>(pool: Pool, use: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let dropped: unknown;
+  const onError = (err: Error): void => {
+    dropped ??= err;
+  };
+  client.on('error', onError);
+  let failed = false;
+  try {
+    return await use(client);
+  } catch (err) {
+    failed = true;
+    const lost = dropped !== undefined || endsSession(err);
+    if (!lost) await client.query('ROLLBACK').catch(() => {});
+    throw lost ? new ConnectionLostError(err) : err;
+  } finally {
+    client.off('error', onError);
+    // A connection that failed mid-transaction may be in any state: it is closed, never reused.
+    client.release(failed);
+  }
+}
+
+/** An error the server sends as it ends the session (severity FATAL or PANIC). */
+function endsSession(err: unknown): boolean {
+  const severity = (err as { severity?: unknown } | null)?.severity;
+  return severity === 'FATAL' || severity === 'PANIC';
+}
