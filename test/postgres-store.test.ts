@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createLogger, Registry, type DurableBookStore, type Logger } from '../src/index.ts';
 import { needsPostgres, sql, startCluster, storePackage, type Cluster } from './helpers/postgres.ts';
@@ -82,6 +84,31 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     assert.equal(await sql(url, 'SELECT seq, next_id, (SELECT count(*) FROM books) FROM catalogue'), '1|2|1');
     await store.caughtUp();
     assert.equal(store.feed.seq, 1);
+  });
+
+  it('a connection the server ends as the pool hands it over (its FATAL read with the startup answer) fails the open, and the process stays up', async () => {
+    // A PostgreSQL server, as far as a connection's first bytes go (the protocol's message format:
+    // a type byte, then a length that counts itself): trust auth, ready, then the FATAL a
+    // terminated backend sends, all in one write, as a client whose loop was busy reads them.
+    const message = (type: string, body: string): Buffer => {
+      const head = Buffer.alloc(5);
+      head.write(type, 0, 'latin1');
+      head.writeInt32BE(Buffer.byteLength(body, 'latin1') + 4, 1);
+      return Buffer.concat([head, Buffer.from(body, 'latin1')]);
+    };
+    const ending = Buffer.concat([message('R', '\0\0\0\0'), message('Z', 'I'), message('E', 'SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0')]);
+    const server = createServer((socket) => {
+      socket.on('error', () => {});
+      socket.once('data', () => socket.end(ending));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const { port } = server.address() as AddressInfo;
+      await assert.rejects(openStore(`postgres://catalogue@127.0.0.1:${port}/books`), { name: 'ConnectionLostError' });
+    } finally {
+      server.close();
+    }
   });
 
   it('a database behind what the process served (a failover to a lagging replica) stops writes and readiness until a restart', async () => {

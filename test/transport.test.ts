@@ -156,6 +156,19 @@ describe('connection cap', () => {
       await app.close();
     }
   });
+
+  it('a failed accept (what Node emits on the listening server, as for EMFILE past libuv\'s reserve descriptor) is logged, and the server goes on serving', async () => {
+    const app = await startApp({ logLevel: 'warn' });
+    try {
+      const failure = Object.assign(new Error('accept EMFILE'), { code: 'EMFILE', syscall: 'accept' });
+      app.server.emit('error', failure);
+      await healthy(app);
+      const lines = app.logs.map((l) => JSON.parse(l) as { level: number; msg: string });
+      assert.ok(lines.some((l) => l.level === 40 && l.msg === 'accepting a connection failed; still listening'), app.logs.join('\n'));
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 describe('the limits are set explicitly', () => {

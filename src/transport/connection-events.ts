@@ -49,6 +49,13 @@ export function watchConnections(server: Server, { logger, now, maxConnections, 
     events?.rejected('max_connections');
     warn();
   });
+  // Once listening, Node reports a failed accept (EMFILE past libuv's reserve descriptor, ENOBUFS)
+  // as the server's 'error', which would exit the process unheard; the server keeps listening.
+  // Before, an 'error' is listen()'s to report (EADDRINUSE), so the listener is on only between.
+  const acceptFailed = throttledWarning(logger, now, 'accepting a connection failed; still listening', {});
+  const onAcceptError = (err: Error): void => acceptFailed({ err });
+  server.on('listening', () => server.on('error', onAcceptError));
+  server.on('close', () => server.off('error', onAcceptError));
   if (events === undefined) return;
   server.on('connection', (socket: NodeJS.EventEmitter) => {
     events.opened();

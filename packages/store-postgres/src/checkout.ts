@@ -19,25 +19,52 @@ export class ConnectionLostError extends Error {
  * shutdown send) it is thrown as ConnectionLostError.
  */
 export async function withConnection<T>(pool: Pool, use: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let dropped: unknown;
-  const onError = (err: Error): void => {
-    dropped ??= err;
-  };
-  client.on('error', onError);
+  const held = await checkOut(pool);
+  const { client } = held;
   let failed = false;
   try {
     return await use(client);
   } catch (err) {
     failed = true;
-    const lost = dropped !== undefined || endsSession(err);
+    const lost = held.dropped !== undefined || endsSession(err);
     if (!lost) await client.query('ROLLBACK').catch(() => {});
     throw lost ? new ConnectionLostError(err) : err;
   } finally {
-    client.off('error', onError);
+    client.off('error', held.onError);
     // A connection that failed mid-transaction may be in any state: it is closed, never reused.
     client.release(failed);
   }
+}
+
+interface Held {
+  client: PoolClient;
+  dropped: unknown;
+  onError: (err: Error) => void;
+}
+
+/**
+ * A connection from the pool, listened to from the moment the pool hands it over: the pool calls
+ * back in the same turn as it stops listening itself, while a promise would resume a turn later,
+ * and a new connection may already hold the server's FATAL in the bytes it is reading.
+ */
+function checkOut(pool: Pool): Promise<Held> {
+  return new Promise((resolve, reject) => {
+    pool.connect((err, client) => {
+      if (client === undefined) {
+        reject(err);
+        return;
+      }
+      const held: Held = {
+        client,
+        dropped: undefined,
+        onError: (cause) => {
+          held.dropped ??= cause;
+        },
+      };
+      client.on('error', held.onError);
+      resolve(held);
+    });
+  });
 }
 
 /** An error the server sends as it ends the session (severity FATAL or PANIC). */
