@@ -4,7 +4,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createLogger, Registry, type DurableBookStore, type Logger } from '../src/index.ts';
 import { needsPostgres, sql, startCluster, storePackage, type Cluster } from './helpers/postgres.ts';
-import { until } from './helpers/wait.ts';
+import { until, within } from './helpers/wait.ts';
 
 const book = { title: 'T', author: 'A', year: 2000 };
 
@@ -109,6 +109,21 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     } finally {
       server.close();
     }
+  });
+
+  it('a logger that throws while a failed write is reported: the write is refused, nothing is left unhandled, and the next write commits', async () => {
+    const url = await cluster.createDatabase();
+    const logger = createLogger({
+      level: 'error',
+      write: () => {
+        throw new Error('log sink down');
+      },
+    });
+    const store = await openStore(url, { logger });
+    await sql(url, 'ALTER TABLE catalogue ADD CONSTRAINT refuse_writes CHECK (seq = 0) NOT VALID');
+    await assert.rejects(within('the refused write', store.create(book)), /database write failed/);
+    await sql(url, 'ALTER TABLE catalogue DROP CONSTRAINT refuse_writes');
+    assert.deepEqual(await store.create(book), { id: 1, ...book });
   });
 
   it('a database behind what the process served (a failover to a lagging replica) stops writes and readiness until a restart', async () => {

@@ -90,10 +90,16 @@ export class Writer {
       committed = await this.#transaction(batch.map((w) => w.op));
     } catch (cause) {
       this.failed = true;
-      this.#o.observer.writeFailed();
-      this.#o.logger.error('a PostgreSQL write transaction failed; its changes were not applied', { err: cause as Error, changes: batch.length });
       const err = new StoreUnavailableError('database write failed', { cause });
       for (const w of batch) w.reject(err);
+      // Told once the waiters have their answer, and a logger or observer that throws (a closed log
+      // pipe) does not stop the writer: the database, not this process, holds what committed.
+      try {
+        this.#o.observer.writeFailed();
+        this.#o.logger.error('a PostgreSQL write transaction failed; its changes were not applied', { err: cause as Error, changes: batch.length });
+      } catch {
+        // Nothing else to tell it to: the logger may be what failed.
+      }
       return;
     }
     this.failed = false;
