@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createLogger, Registry, type DurableBookStore, type Logger } from '../src/index.ts';
 import { needsPostgres, sql, startCluster, storePackage, type Cluster } from './helpers/postgres.ts';
+import { feedRelay, serverEndingEachSession } from './helpers/postgres-network.ts';
 import { until, within } from './helpers/wait.ts';
 
 const book = { title: 'T', author: 'A', year: 2000 };
@@ -31,6 +31,17 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     const { redactedUrl } = await storePackage();
     assert.equal(redactedUrl('postgres://catalogue:s3cr%40t@db.internal:5432/books?sslmode=require'), 'postgres://catalogue:***@db.internal:5432/books?sslmode=require');
     assert.equal(redactedUrl('postgresql://catalogue@/books?host=/run/postgresql'), 'postgresql://catalogue@/books?host=/run/postgresql');
+    assert.equal(redactedUrl('postgres://catalogue@db.internal:5432/books'), 'postgres://catalogue@db.internal:5432/books');
+    // node-postgres's URL parser ends the user part at the last @: a raw @ is part of the password.
+    assert.equal(redactedUrl('postgres://catalogue:At@Secret99@db.internal/books'), 'postgres://catalogue:***@db.internal/books');
+    // A raw / fails the parse, and the error message shows the URL.
+    assert.equal(redactedUrl('postgres://catalogue:pa/ss@db.internal/books'), 'postgres://catalogue:***@db.internal/books');
+    // node-postgres reads any query parameter as a setting, password and sslpassword included.
+    assert.equal(
+      redactedUrl('postgresql://catalogue@/books?host=/run/postgresql&password=QuerySecret123&sslpassword=KeySecret&sslmode=require'),
+      'postgresql://catalogue@/books?host=/run/postgresql&password=***&sslpassword=***&sslmode=require',
+    );
+    assert.equal(redactedUrl('postgres://db.internal/books?PASSWORD=Upper#x'), 'postgres://db.internal/books?PASSWORD=***#x');
   });
 
   it('metrics: the pool by state, queries waiting, the listening connection and query durations by query', async () => {
@@ -87,25 +98,9 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
   });
 
   it('a connection the server ends as the pool hands it over (its FATAL read with the startup answer) fails the open, and the process stays up', async () => {
-    // A PostgreSQL server, as far as a connection's first bytes go (the protocol's message format:
-    // a type byte, then a length that counts itself): trust auth, ready, then the FATAL a
-    // terminated backend sends, all in one write, as a client whose loop was busy reads them.
-    const message = (type: string, body: string): Buffer => {
-      const head = Buffer.alloc(5);
-      head.write(type, 0, 'latin1');
-      head.writeInt32BE(Buffer.byteLength(body, 'latin1') + 4, 1);
-      return Buffer.concat([head, Buffer.from(body, 'latin1')]);
-    };
-    const ending = Buffer.concat([message('R', '\0\0\0\0'), message('Z', 'I'), message('E', 'SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0')]);
-    const server = createServer((socket) => {
-      socket.on('error', () => {});
-      socket.once('data', () => socket.end(ending));
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
+    const server = await serverEndingEachSession();
     try {
-      const { port } = server.address() as AddressInfo;
-      await assert.rejects(openStore(`postgres://catalogue@127.0.0.1:${port}/books`), { name: 'ConnectionLostError' });
+      await assert.rejects(openStore(`postgres://catalogue@127.0.0.1:${(server.address() as AddressInfo).port}/books`), { name: 'ConnectionLostError' });
     } finally {
       server.close();
     }
@@ -126,6 +121,47 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     assert.deepEqual(await store.create(book), { id: 1, ...book });
   });
 
+  it('a read of the feed that fails while the listening connection stays up (a cancelled query) is tried again: what waits for those changes is answered', async () => {
+    const url = await cluster.createDatabase();
+    const store = await openStore(url);
+    await store.create(book);
+    const activity = (where: string): Promise<string> => sql(url, `SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ${where}`);
+    // Another process commits seq 2 and notifies; the same session then holds the feed's table, so
+    // this store's read of the change waits until an operator cancels it.
+    const other = sql(
+      url,
+      `BEGIN; UPDATE catalogue SET seq = 2; UPDATE books SET json = '{"id":1,"title":"T","author":"A","year":2001}' WHERE id = 1;
+      INSERT INTO book_changes VALUES (2, 'updated', 1, '{"id":1,"title":"T","author":"A","year":2001}'); SELECT pg_notify('book_catalogue_changes', '2'); COMMIT;
+      BEGIN; LOCK TABLE book_changes IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60)`,
+    ).catch(() => 'ended');
+    const feedRead = "wait_event_type = 'Lock' AND query LIKE 'SELECT seq, type, id, book FROM book_changes%'";
+    await until('the store reading the feed, waiting for the table', async () => (await activity(feedRead)) === '1');
+    const reading = store.caughtUp();
+    assert.equal(await sql(url, `SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ${feedRead}`), '1');
+    assert.equal(await sql(url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'PgSleep'"), '1');
+    assert.equal(await other, 'ended');
+    await within('the read waiting for seq 2', reading);
+    assert.equal(store.getJson(1), '{"id":1,"title":"T","author":"A","year":2001}');
+  });
+
+  it('a reconnect is not mistaken for lost commits when this process commits while the new connection checks the database', async () => {
+    const url = await cluster.createDatabase();
+    const relay = await feedRelay(cluster.dir);
+    try {
+      const store = await openStore(url.replace(/^postgresql:\/\/postgres@\/(\w+)\?.*$/, `postgres://postgres@127.0.0.1:${relay.port}/$1`));
+      await store.create(book);
+      relay.cutFeed({ holdCheck: true });
+      await until('the new feed connection asking the database its seq', () => relay.holding);
+      // Committed and in memory while that answer is on its way.
+      assert.equal((await store.create(book)).id, 2);
+      relay.release();
+      await until('the store writable again', () => store.writable);
+      assert.equal((await store.create(book)).id, 3);
+    } finally {
+      relay.close();
+    }
+  });
+
   it('a database behind what the process served (a failover to a lagging replica) stops writes and readiness until a restart', async () => {
     const url = await cluster.createDatabase();
     const errors: string[] = [];
@@ -139,3 +175,4 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     await assert.rejects(store.create(book), /read-only until restart/);
   });
 });
+

@@ -6,7 +6,7 @@ import { CHANNEL } from './schema.ts';
 
 /** Changes per query while catching up. */
 const PULL_ROWS = 2000;
-/** Reconnection waits: from the first retry to the longest, doubling. */
+/** Waits before connecting or reading the feed again: from the first retry to the longest, doubling. */
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 2000;
 
@@ -42,6 +42,8 @@ export class Follower {
   #waiters: Waiter[] = [];
   #retryMs = RETRY_FIRST_MS;
   #retry: NodeJS.Timeout | undefined;
+  #pullRetryMs = RETRY_FIRST_MS;
+  #pullRetry: NodeJS.Timeout | undefined;
 
   constructor(options: FollowerOptions) {
     this.#o = options;
@@ -94,6 +96,7 @@ export class Follower {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retry);
+    clearTimeout(this.#pullRetry);
     this.#listening = false;
     await this.#pulling;
     await this.#client?.end().catch(() => {});
@@ -119,11 +122,25 @@ export class Follower {
           if (rows.length < PULL_ROWS) break;
         }
       } catch (err) {
-        // The database went away mid-read: the next connection reads again from the mirror's seq.
+        // The read failed (the database went away, or a cancelled or timed-out query while the
+        // listening connection stays up): it is read again from the mirror's seq, so reads and
+        // writes waiting for those changes are answered without waiting for another commit.
         logger.warn('reading the change feed from the database failed; it is read again once the database answers', { err: err as Error });
+        this.#pullAgainLater();
         return;
       }
+      this.#pullRetryMs = RETRY_FIRST_MS;
     } while (this.#again && !this.#closed);
+  }
+
+  #pullAgainLater(): void {
+    if (this.#closed || this.#pullRetry !== undefined) return;
+    this.#pullRetry = setTimeout(() => {
+      this.#pullRetry = undefined;
+      this.pull();
+    }, this.#pullRetryMs);
+    this.#pullRetry.unref();
+    this.#pullRetryMs = Math.min(this.#pullRetryMs * 2, RETRY_MAX_MS);
   }
 
   /** Answers the waiters the mirror has reached. */
@@ -143,12 +160,15 @@ export class Follower {
     this.#client = client;
     await client.connect();
     await client.query(`LISTEN ${CHANNEL}`);
+    // What memory held before the query: this process's own commits go on while it runs, and one
+    // applied before its answer arrives would make a database that lost nothing look behind.
+    const served = this.#o.mirror.seq;
     const { rows } = await client.query<{ seq: string }>('SELECT seq FROM catalogue');
     if (this.#closed) return;
     const seq = Number(rows[0]?.seq ?? 0);
-    if (seq < this.#o.mirror.seq) {
+    if (seq < served) {
       // A failover to a replica that had not received the last commits: new writes would reuse seqs clients already have.
-      this.#o.lost(new Error(`the database is at seq ${seq}, behind the seq ${this.#o.mirror.seq} this process has served: it lost acknowledged commits (a failover to a replica that was behind?); writes stop until this process restarts on what the database holds`));
+      this.#o.lost(new Error(`the database is at seq ${seq}, behind the seq ${served} this process has served: it lost acknowledged commits (a failover to a replica that was behind?); writes stop until this process restarts on what the database holds`));
     }
     this.#listening = true;
     this.#retryMs = RETRY_FIRST_MS;

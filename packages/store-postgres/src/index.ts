@@ -33,9 +33,19 @@ export interface PostgresStoreOptions {
   poolSize?: number;
 }
 
-/** The URL as logs may show it: the password replaced. */
+/**
+ * The URL as logs may show it: the password replaced, wherever node-postgres would read one. The
+ * URL parser it uses ends the user part at the last `@`, so a password may hold a raw `@` (or a
+ * `/`, which fails the parse, and the URL is then shown in the error); everything from the user
+ * name's `:` to the last `@` is replaced, which hides a host after an `@` in the query too. A
+ * `password` or `sslpassword` parameter is replaced as well.
+ */
 export function redactedUrl(url: string): string {
-  return url.replace(/^(\w+:\/\/[^:@/]*:)[^@/]*@/, '$1***@');
+  const userStart = url.indexOf('://') + 3;
+  const colon = url.indexOf(':', userStart);
+  const at = url.lastIndexOf('@');
+  const shown = userStart >= 3 && colon !== -1 && colon < at ? `${url.slice(0, colon + 1)}***${url.slice(at)}` : url;
+  return shown.replace(/([?&](?:ssl)?password=)[^&#]*/gi, '$1***');
 }
 
 /**
