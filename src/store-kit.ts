@@ -2,7 +2,7 @@
  * What a store in another package builds on (`book-catalogue/store-kit`), so that it serves exactly
  * what the file store does: the books as a process holds them in memory (the index, its list
  * snapshots), the change feed, the rule that decides a batch of writes against committed state,
- * and the faults the app maps to answers. packages/store-postgres is one such store.
+ * the faults the app maps to answers, and the rate at which a recurring failure is logged. packages/store-postgres is one such store.
  */
 export { BookIndex, PAGE, pageOf, type ListSnapshot, type PageText } from './store/book-index.ts';
 export { ListSnapshots } from './store/list-snapshots.ts';
@@ -15,5 +15,5 @@ export type { CatalogueDump } from './store/catalogue-dump.ts';
 export { bookJson, type Book, type BookFields, type BookPatch } from './model/book.ts';
 export { MAX_BOOK_ID } from './model/valid-book.ts';
 export { BookIdsExhaustedError, ChangesUnavailableError, PreconditionFailedError, StoreUnavailableError } from './faults.ts';
-export type { Logger } from './log.ts';
+export { LogRate, REPEATED_FAILURE_LOG_MS, type Logger } from './log.ts';
 export type { MemoryBudget } from './memory/budget.ts';

@@ -106,6 +106,18 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     }
   });
 
+  it('a database that refuses every write logs one line per interval, naming why, not one per write', async () => {
+    const url = await cluster.createDatabase();
+    const lines: string[] = [];
+    const store = await openStore(url, { logger: createLogger({ level: 'error', write: (line) => lines.push(line) }) });
+    await sql(url, 'ALTER TABLE catalogue ADD CONSTRAINT refuse_writes CHECK (seq = 0) NOT VALID');
+    for (let n = 0; n < 3; n++) await assert.rejects(store.create(book), /database write failed/);
+    assert.equal(lines.length, 1, lines.join('\n'));
+    const line = JSON.parse(lines[0] as string) as { msg: string; err: { message: string } };
+    assert.equal(line.msg, 'a PostgreSQL write transaction failed');
+    assert.match(line.err.message, /violates check constraint "refuse_writes"/);
+  });
+
   it('a logger that throws while a failed write is reported: the write is refused, nothing is left unhandled, and the next write commits', async () => {
     const url = await cluster.createDatabase();
     const logger = createLogger({

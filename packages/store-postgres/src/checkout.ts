@@ -2,8 +2,9 @@ import type { Pool, PoolClient } from 'pg';
 
 /** Thrown when the connection a transaction ran on was lost before the transaction ended. */
 export class ConnectionLostError extends Error {
-  constructor(cause: unknown) {
-    super('the connection to PostgreSQL was lost', { cause });
+  /** `when` says at which point, where that changes what the loss means. */
+  constructor(cause: unknown, when = '') {
+    super(`the connection to PostgreSQL was lost${when}: ${(cause as Error | undefined)?.message ?? String(cause)}`, { cause });
     this.name = 'ConnectionLostError';
   }
 }

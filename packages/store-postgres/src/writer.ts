@@ -1,4 +1,4 @@
-import { outcomeOf, planBatch, RETAINED_CHANGES, StoreUnavailableError, type Book, type ChangeEntry, type Logger, type Op, type StoreObserver } from 'book-catalogue/store-kit';
+import { LogRate, outcomeOf, planBatch, REPEATED_FAILURE_LOG_MS, RETAINED_CHANGES, StoreUnavailableError, type Book, type ChangeEntry, type Logger, type Op, type StoreObserver } from 'book-catalogue/store-kit';
 import type { Pool, PoolClient } from 'pg';
 import { ConnectionLostError, withConnection } from './checkout.ts';
 import type { Follower } from './follower.ts';
@@ -50,6 +50,7 @@ export class Writer {
   records = 0;
   /** Set by a failed transaction, cleared by the next one that commits. */
   failed = false;
+  readonly #failures = new LogRate(REPEATED_FAILURE_LOG_MS);
 
   constructor(options: WriterOptions) {
     this.#o = options;
@@ -96,7 +97,9 @@ export class Writer {
       // pipe) does not stop the writer: the database, not this process, holds what committed.
       try {
         this.#o.observer.writeFailed();
-        this.#o.logger.error('a PostgreSQL write transaction failed; its changes were not applied', { err: cause as Error, changes: batch.length });
+        // A database that is down fails every write: one line per interval, not one per request.
+        const unlogged = this.#failures.due();
+        if (unlogged !== undefined) this.#o.logger.error('a PostgreSQL write transaction failed', { err: cause as Error, changes: batch.length, unlogged });
       } catch {
         // Nothing else to tell it to: the logger may be what failed.
       }
@@ -131,7 +134,8 @@ export class Writer {
       try {
         return await withConnection(this.#o.pool, (client) => this.#attempt(client, ops, () => (commitSent = true)));
       } catch (err) {
-        if (!(err instanceof ConnectionLostError) || commitSent || attempt >= this.#o.pool.options.max) throw err;
+        if (err instanceof ConnectionLostError && commitSent) throw new ConnectionLostError(err.cause, ' after COMMIT was sent, so the write may have committed (the feed shows it if it did)');
+        if (!(err instanceof ConnectionLostError) || attempt >= this.#o.pool.options.max) throw err;
         this.#o.logger.warn('a PostgreSQL connection was lost before its write transaction committed; running it again on another', { err });
       }
     }
