@@ -1,12 +1,22 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { createLogger, Registry, type DurableBookStore, type Logger } from '../src/index.ts';
 import { needsPostgres, sql, startCluster, storePackage, type Cluster } from './helpers/postgres.ts';
 import { feedRelay, serverEndingEachSession } from './helpers/postgres-network.ts';
 import { until, within } from './helpers/wait.ts';
 
 const book = { title: 'T', author: 'A', year: 2000 };
+
+/** How many sessions on `url`'s database, other than the asking one, match `where`. */
+const activity = (url: string, where: string): Promise<string> => sql(url, `SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ${where}`);
+/** The store's read of the feed, waiting for a lock. */
+const FEED_READ_WAITING = "wait_event_type = 'Lock' AND query LIKE 'SELECT seq, type, id, book FROM book_changes%'";
+/** Another session holding the feed's table, so the store's read of it waits (until that session is ended). */
+const HOLD_FEED_TABLE = 'BEGIN; LOCK TABLE book_changes IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60)';
+/** `url` (a cluster's database) reached through a relay on 127.0.0.1:`port`. */
+const relayed = (url: string, port: number): string => url.replace(/^postgresql:\/\/postgres@\/(\w+)\?.*$/, `postgres://postgres@127.0.0.1:${port}/$1`);
 
 /** Ends every connection the store holds to `url`'s database, as a network cut or a failover does. */
 const cutConnections = (url: string): Promise<string> => sql(url, 'SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
@@ -21,7 +31,7 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     for (const store of open) await store.close();
     await cluster?.remove();
   });
-  const openStore = async (url: string, options: { registry?: Registry; logger?: Logger } = {}): Promise<DurableBookStore> => {
+  const openStore = async (url: string, options: { registry?: Registry; logger?: Logger; poolSize?: number } = {}): Promise<DurableBookStore> => {
     const store = await (await storePackage()).openPostgresStore(url, options);
     open.push(store);
     return store;
@@ -42,6 +52,12 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
       'postgresql://catalogue@/books?host=/run/postgresql&password=***&sslpassword=***&sslmode=require',
     );
     assert.equal(redactedUrl('postgres://db.internal/books?PASSWORD=Upper#x'), 'postgres://db.internal/books?PASSWORD=***#x');
+    // Names are percent-decoded, and tabs and newlines dropped, before node-postgres reads them.
+    assert.equal(
+      redactedUrl('postgresql://catalogue@/books?host=/run/postgresql&pass%77ord=EncName111&ssl%70assword=Enc2&pass\tword=Tab&pass\nword=Lf'),
+      'postgresql://catalogue@/books?host=/run/postgresql&pass%77ord=***&ssl%70assword=***&password=***&password=***',
+    );
+    assert.equal(redactedUrl('postgres://cata\nlogue:pass\tword@db.internal/books?sslmode=require&application_name=a=b'), 'postgres://catalogue:***@db.internal/books?sslmode=require&application_name=a=b');
   });
 
   it('metrics: the pool by state, queries waiting, the listening connection and query durations by query', async () => {
@@ -78,17 +94,16 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
   it('a connection lost in the middle of a write transaction: the process stays up, and the write, which had not committed, commits once on another connection', async () => {
     const url = await cluster.createDatabase();
     const store = await openStore(url);
-    const activity = (where: string): Promise<string> => sql(url, `SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ${where}`);
     const terminate = (where: string): Promise<string> => sql(url, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ${where}`);
     // Another session holds the catalogue row, so the store's write transaction waits inside it.
     const holder = sql(url, 'BEGIN; SELECT 1 FROM catalogue FOR UPDATE; SELECT pg_sleep(60)').catch(() => 'ended');
-    await until('the other session holding the row', async () => (await activity("wait_event = 'PgSleep'")) === '1');
+    await until('the other session holding the row', async () => (await activity(url, "wait_event = 'PgSleep'")) === '1');
     const created = store.create(book);
     const writerWaits = "application_name = 'book-catalogue' AND wait_event_type = 'Lock'";
-    await until('the write transaction waiting for the row', async () => (await activity(writerWaits)) === '1');
+    await until('the write transaction waiting for the row', async () => (await activity(url, writerWaits)) === '1');
     assert.equal(await terminate(writerWaits), '1');
     // The write runs again on another connection, which waits for the row in its turn.
-    await until('the write waiting again on another connection', async () => (await activity(writerWaits)) === '1');
+    await until('the write waiting again on another connection', async () => (await activity(url, writerWaits)) === '1');
     assert.equal(await terminate("wait_event = 'PgSleep'"), '1');
     assert.equal(await holder, 'ended');
     assert.deepEqual(await created, { id: 1, ...book });
@@ -118,6 +133,45 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     assert.match(line.err.message, /violates check constraint "refuse_writes"/);
   });
 
+  it('a database that ends every write\'s session before COMMIT: the write runs again on at most the pool\'s connections, is refused, and the retries log one line', async () => {
+    const url = await cluster.createDatabase();
+    const lines: string[] = [];
+    const store = await openStore(url, { poolSize: 3, logger: createLogger({ level: 'warn', write: (line) => lines.push(line) }) });
+    // A sequence counts the attempts: it is not rolled back with them.
+    await sql(url, `CREATE SEQUENCE attempts;
+      CREATE FUNCTION end_session() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM nextval('attempts'); PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NEW; END $$;
+      CREATE TRIGGER end_session BEFORE UPDATE ON catalogue FOR EACH ROW EXECUTE FUNCTION end_session()`);
+    await assert.rejects(store.create(book), /database write failed/);
+    assert.equal(await sql(url, 'SELECT seq FROM catalogue'), '0');
+    assert.equal(await sql(url, 'SELECT last_value FROM attempts'), '4', 'the first attempt and one on each of the pool\'s 3 connections');
+    const messages = lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
+    assert.deepEqual(messages.filter((msg) => msg.includes('running it again')).length, 1, lines.join('\n'));
+    assert.ok(messages.includes('a PostgreSQL write transaction failed'), lines.join('\n'));
+  });
+
+  it('a feed that cannot be read logs one line per interval, however often it is tried again', async () => {
+    const url = await cluster.createDatabase();
+    const lines: string[] = [];
+    const store = await openStore(url, { logger: createLogger({ level: 'warn', write: (line) => lines.push(line) }) });
+    await sql(url, "ALTER TABLE book_changes RENAME TO book_changes_away; SELECT pg_notify('book_catalogue_changes', '1')");
+    // Tried again after 0.1, 0.2, 0.4 and 0.8 s.
+    await delay(1600);
+    await sql(url, 'ALTER TABLE book_changes_away RENAME TO book_changes');
+    assert.equal(lines.filter((line) => line.includes('reading the change feed from the database failed')).length, 1, lines.join('\n'));
+    assert.equal(store.writable, true);
+  });
+
+  it('a server-wide idle_session_timeout does not end the feed\'s connection between commits', async () => {
+    const url = await cluster.createDatabase();
+    await sql(url, `ALTER DATABASE ${/\/(\w+)\?/.exec(url)?.[1]} SET idle_session_timeout = '200ms'`);
+    const lines: string[] = [];
+    const store = await openStore(url, { logger: createLogger({ level: 'error', write: (line) => lines.push(line) }) });
+    await delay(1000);
+    assert.deepEqual(lines, []);
+    assert.equal(store.writable, true);
+    assert.deepEqual(await store.create(book), { id: 1, ...book });
+  });
+
   it('a logger that throws while a failed write is reported: the write is refused, nothing is left unhandled, and the next write commits', async () => {
     const url = await cluster.createDatabase();
     const logger = createLogger({
@@ -137,30 +191,48 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     const url = await cluster.createDatabase();
     const store = await openStore(url);
     await store.create(book);
-    const activity = (where: string): Promise<string> => sql(url, `SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ${where}`);
     // Another process commits seq 2 and notifies; the same session then holds the feed's table, so
     // this store's read of the change waits until an operator cancels it.
     const other = sql(
       url,
       `BEGIN; UPDATE catalogue SET seq = 2; UPDATE books SET json = '{"id":1,"title":"T","author":"A","year":2001}' WHERE id = 1;
       INSERT INTO book_changes VALUES (2, 'updated', 1, '{"id":1,"title":"T","author":"A","year":2001}'); SELECT pg_notify('book_catalogue_changes', '2'); COMMIT;
-      BEGIN; LOCK TABLE book_changes IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60)`,
+      ${HOLD_FEED_TABLE}`,
     ).catch(() => 'ended');
-    const feedRead = "wait_event_type = 'Lock' AND query LIKE 'SELECT seq, type, id, book FROM book_changes%'";
-    await until('the store reading the feed, waiting for the table', async () => (await activity(feedRead)) === '1');
-    const reading = store.caughtUp();
-    assert.equal(await sql(url, `SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ${feedRead}`), '1');
+    await until('the store reading the feed, waiting for the table', async () => (await activity(url, FEED_READ_WAITING)) === '1');
+    const reading = store.caughtUp() ?? assert.fail('a listening store waits for what the database committed');
+    assert.equal(await sql(url, `SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ${FEED_READ_WAITING}`), '1');
     assert.equal(await sql(url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'PgSleep'"), '1');
     assert.equal(await other, 'ended');
     await within('the read waiting for seq 2', reading);
     assert.equal(store.getJson(1), '{"id":1,"title":"T","author":"A","year":2001}');
   });
 
+  it('what waits for the feed when its connection drops is answered from memory, not held for the whole outage', async () => {
+    const url = await cluster.createDatabase();
+    const relay = await feedRelay(cluster.dir);
+    try {
+      const store = await openStore(relayed(url, relay.port));
+      await store.create(book);
+      // Seq 2 is committed, but the store's read of it waits behind another session's lock.
+      const other = sql(url, `BEGIN; UPDATE catalogue SET seq = 2; INSERT INTO book_changes VALUES (2, 'deleted', 1, NULL); DELETE FROM books; SELECT pg_notify('book_catalogue_changes', '2'); COMMIT; ${HOLD_FEED_TABLE}`).catch(() => 'ended');
+      await until('the store reading the feed, waiting for the table', async () => (await activity(url, FEED_READ_WAITING)) === '1');
+      const reading = store.caughtUp() ?? assert.fail('a listening store waits for what the database committed');
+      relay.cutFeed({ holdCheck: true });
+      await within('the read waiting when the connection dropped', reading);
+      assert.equal(store.getJson(1), '{"id":1,"title":"T","author":"A","year":2000}');
+      await sql(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep'");
+      assert.equal(await other, 'ended');
+    } finally {
+      relay.close();
+    }
+  });
+
   it('a reconnect is not mistaken for lost commits when this process commits while the new connection checks the database', async () => {
     const url = await cluster.createDatabase();
     const relay = await feedRelay(cluster.dir);
     try {
-      const store = await openStore(url.replace(/^postgresql:\/\/postgres@\/(\w+)\?.*$/, `postgres://postgres@127.0.0.1:${relay.port}/$1`));
+      const store = await openStore(relayed(url, relay.port));
       await store.create(book);
       relay.cutFeed({ holdCheck: true });
       await until('the new feed connection asking the database its seq', () => relay.holding);

@@ -1,4 +1,4 @@
-import type { ChangeEntry, Logger } from 'book-catalogue/store-kit';
+import { LogRate, REPEATED_FAILURE_LOG_MS, type ChangeEntry, type Logger } from 'book-catalogue/store-kit';
 import pg from 'pg';
 import { entryOf, type ChangeRow, type Mirror } from './mirror.ts';
 import type { QueryTimer } from './pool-metrics.ts';
@@ -44,6 +44,8 @@ export class Follower {
   #retry: NodeJS.Timeout | undefined;
   #pullRetryMs = RETRY_FIRST_MS;
   #pullRetry: NodeJS.Timeout | undefined;
+  /** Every notification reads the feed: while reads fail, one line per interval. */
+  readonly #readFailures = new LogRate(REPEATED_FAILURE_LOG_MS);
 
   constructor(options: FollowerOptions) {
     this.#o = options;
@@ -59,9 +61,13 @@ export class Follower {
     await this.#connect();
   }
 
-  /** Resolves once the mirror has applied every change up to `seq`. */
+  /**
+   * Resolves once the mirror has applied every change up to `seq`, or at once while the database
+   * cannot be reached (and for those waiting when the connection drops): memory is then all there
+   * is to answer from, and what waits must not wait for the whole outage.
+   */
   waitFor(seq: number): Promise<void> {
-    if (this.#o.mirror.seq >= seq) return Promise.resolve();
+    if (this.#o.mirror.seq >= seq || !this.#listening) return Promise.resolve();
     return new Promise((resolve) => {
       this.#waiters.push({ seq, resolve });
       this.pull();
@@ -100,7 +106,7 @@ export class Follower {
     this.#listening = false;
     await this.#pulling;
     await this.#client?.end().catch(() => {});
-    for (const w of this.#waiters.splice(0)) w.resolve();
+    this.#releaseWaiters();
   }
 
   async #pullLoop(): Promise<void> {
@@ -125,7 +131,8 @@ export class Follower {
         // The read failed (the database went away, or a cancelled or timed-out query while the
         // listening connection stays up): it is read again from the mirror's seq, so reads and
         // writes waiting for those changes are answered without waiting for another commit.
-        logger.warn('reading the change feed from the database failed; it is read again once the database answers', { err: err as Error });
+        const unlogged = this.#readFailures.due();
+        if (unlogged !== undefined) logger.warn('reading the change feed from the database failed; it is read again once the database answers', { err: err as Error, unlogged });
         this.#pullAgainLater();
         return;
       }
@@ -141,6 +148,11 @@ export class Follower {
     }, this.#pullRetryMs);
     this.#pullRetry.unref();
     this.#pullRetryMs = Math.min(this.#pullRetryMs * 2, RETRY_MAX_MS);
+  }
+
+  /** Answers every waiter, from what memory holds. */
+  #releaseWaiters(): void {
+    for (const w of this.#waiters.splice(0)) w.resolve();
   }
 
   /** Answers the waiters the mirror has reached. */
@@ -159,6 +171,9 @@ export class Follower {
     client.on('notification', () => this.pull());
     this.#client = client;
     await client.connect();
+    // This session idles between commits by design: a server-wide idle_session_timeout (PostgreSQL
+    // 14 and later) would end it on every quiet spell, and readiness with it.
+    await client.query("SELECT set_config('idle_session_timeout', '0', false) WHERE current_setting('server_version_num')::int >= 140000");
     await client.query(`LISTEN ${CHANNEL}`);
     // What memory held before the query: this process's own commits go on while it runs, and one
     // applied before its answer arrives would make a database that lost nothing look behind.
@@ -181,6 +196,7 @@ export class Follower {
     this.#client = undefined;
     if (this.#listening) this.#o.logger.error('lost the connection to PostgreSQL; connecting again', err === undefined ? {} : { err });
     this.#listening = false;
+    this.#releaseWaiters();
     client.end().catch(() => {});
     this.#scheduleReconnect();
   }

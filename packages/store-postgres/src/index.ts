@@ -34,18 +34,37 @@ export interface PostgresStoreOptions {
 }
 
 /**
- * The URL as logs may show it: the password replaced, wherever node-postgres would read one. The
- * URL parser it uses ends the user part at the last `@`, so a password may hold a raw `@` (or a
- * `/`, which fails the parse, and the URL is then shown in the error); everything from the user
- * name's `:` to the last `@` is replaced, which hides a host after an `@` in the query too. A
- * `password` or `sslpassword` parameter is replaced as well.
+ * The URL as logs may show it: the password replaced, wherever node-postgres would read one. It
+ * parses with the WHATWG URL parser, which drops tabs and newlines anywhere, ends the user part at
+ * the last `@` (so a password may hold a raw `@`, or a `/`, which fails the parse, and the URL is
+ * then shown in the error) and decodes `%xx` in parameter names, all of which it reads as
+ * settings. So everything from the user name's `:` to the last `@` is replaced (which hides a host
+ * after an `@` in the query too), and so is the value of every parameter whose decoded name holds
+ * `password` (`password`, `sslpassword`).
  */
 export function redactedUrl(url: string): string {
-  const userStart = url.indexOf('://') + 3;
-  const colon = url.indexOf(':', userStart);
-  const at = url.lastIndexOf('@');
-  const shown = userStart >= 3 && colon !== -1 && colon < at ? `${url.slice(0, colon + 1)}***${url.slice(at)}` : url;
-  return shown.replace(/([?&](?:ssl)?password=)[^&#]*/gi, '$1***');
+  const plain = url.replace(/[\t\n\r]/g, '');
+  const userStart = plain.indexOf('://') + 3;
+  const colon = plain.indexOf(':', userStart);
+  const at = plain.lastIndexOf('@');
+  const shown = userStart >= 3 && colon !== -1 && colon < at ? `${plain.slice(0, colon + 1)}***${plain.slice(at)}` : plain;
+  const query = shown.indexOf('?', Math.max(at, userStart));
+  if (query === -1) return shown;
+  const fragment = shown.indexOf('#', query);
+  const end = fragment === -1 ? shown.length : fragment;
+  const params = shown
+    .slice(query + 1, end)
+    .split('&')
+    .map((param) => {
+      const name = param.split('=', 1)[0] as string;
+      return /password/i.test(percentDecoded(name)) ? `${name}=***` : param;
+    });
+  return `${shown.slice(0, query + 1)}${params.join('&')}${shown.slice(end)}`;
+}
+
+/** `%xx` decoded as URLSearchParams decodes names, enough to compare with an ASCII name. */
+function percentDecoded(text: string): string {
+  return text.replace(/\+/g, ' ').replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 }
 
 /**

@@ -50,7 +50,9 @@ export class Writer {
   records = 0;
   /** Set by a failed transaction, cleared by the next one that commits. */
   failed = false;
+  /** A database that is down fails every write, and one that cuts connections every retry: one line per interval of each. */
   readonly #failures = new LogRate(REPEATED_FAILURE_LOG_MS);
+  readonly #retries = new LogRate(REPEATED_FAILURE_LOG_MS);
 
   constructor(options: WriterOptions) {
     this.#o = options;
@@ -97,7 +99,6 @@ export class Writer {
       // pipe) does not stop the writer: the database, not this process, holds what committed.
       try {
         this.#o.observer.writeFailed();
-        // A database that is down fails every write: one line per interval, not one per request.
         const unlogged = this.#failures.due();
         if (unlogged !== undefined) this.#o.logger.error('a PostgreSQL write transaction failed', { err: cause as Error, changes: batch.length, unlogged });
       } catch {
@@ -136,7 +137,8 @@ export class Writer {
       } catch (err) {
         if (err instanceof ConnectionLostError && commitSent) throw new ConnectionLostError(err.cause, ' after COMMIT was sent, so the write may have committed (the feed shows it if it did)');
         if (!(err instanceof ConnectionLostError) || attempt >= this.#o.pool.options.max) throw err;
-        this.#o.logger.warn('a PostgreSQL connection was lost before its write transaction committed; running it again on another', { err });
+        const unlogged = this.#retries.due();
+        if (unlogged !== undefined) this.#o.logger.warn('a PostgreSQL connection was lost before its write transaction committed; running it again on another', { err, unlogged });
       }
     }
   }
