@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createLogger, Registry, type DurableBookStore, type Logger } from '../src/index.ts';
 import { needsPostgres, sql, startCluster, storePackage, type Cluster } from './helpers/postgres.ts';
-import { feedRelay, serverEndingEachSession } from './helpers/postgres-network.ts';
+import { feedRelay, serverEndingEachSession, type FeedRelay } from './helpers/postgres-network.ts';
 import { until, within } from './helpers/wait.ts';
 
 const book = { title: 'T', author: 'A', year: 2000 };
@@ -15,6 +15,8 @@ const activity = (url: string, where: string): Promise<string> => sql(url, `SELE
 const FEED_READ_WAITING = "wait_event_type = 'Lock' AND query LIKE 'SELECT seq, type, id, book FROM book_changes%'";
 /** Another session holding the feed's table, so the store's read of it waits (until that session is ended). */
 const HOLD_FEED_TABLE = 'BEGIN; LOCK TABLE book_changes IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60)';
+/** What a read waits for: a listening store asks the database what it committed. */
+const readWaiting = (store: DurableBookStore): Promise<void> => store.caughtUp() ?? assert.fail('a listening store waits for what the database committed');
 /** `url` (a cluster's database) reached through a relay on 127.0.0.1:`port`. */
 const relayed = (url: string, port: number): string => url.replace(/^postgresql:\/\/postgres@\/(\w+)\?.*$/, `postgres://postgres@127.0.0.1:${port}/$1`);
 
@@ -35,6 +37,19 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     const store = await (await storePackage()).openPostgresStore(url, options);
     open.push(store);
     return store;
+  };
+
+  /** A store on a new database, reached through a relay, holding one book: `use` it, then the relay closes. */
+  const withRelayedStore = async (use: (store: DurableBookStore, relay: FeedRelay, url: string) => Promise<void>): Promise<void> => {
+    const url = await cluster.createDatabase();
+    const relay = await feedRelay(cluster.dir);
+    try {
+      const store = await openStore(relayed(url, relay.port));
+      await store.create(book);
+      await use(store, relay, url);
+    } finally {
+      relay.close();
+    }
   };
 
   it('what logs and messages show of STORE_URL has its password replaced', async () => {
@@ -200,7 +215,7 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
       ${HOLD_FEED_TABLE}`,
     ).catch(() => 'ended');
     await until('the store reading the feed, waiting for the table', async () => (await activity(url, FEED_READ_WAITING)) === '1');
-    const reading = store.caughtUp() ?? assert.fail('a listening store waits for what the database committed');
+    const reading = readWaiting(store);
     assert.equal(await sql(url, `SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ${FEED_READ_WAITING}`), '1');
     assert.equal(await sql(url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'PgSleep'"), '1');
     assert.equal(await other, 'ended');
@@ -209,31 +224,34 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
   });
 
   it('what waits for the feed when its connection drops is answered from memory, not held for the whole outage', async () => {
-    const url = await cluster.createDatabase();
-    const relay = await feedRelay(cluster.dir);
-    try {
-      const store = await openStore(relayed(url, relay.port));
-      await store.create(book);
+    await withRelayedStore(async (store, relay, url) => {
       // Seq 2 is committed, but the store's read of it waits behind another session's lock.
       const other = sql(url, `BEGIN; UPDATE catalogue SET seq = 2; INSERT INTO book_changes VALUES (2, 'deleted', 1, NULL); DELETE FROM books; SELECT pg_notify('book_catalogue_changes', '2'); COMMIT; ${HOLD_FEED_TABLE}`).catch(() => 'ended');
       await until('the store reading the feed, waiting for the table', async () => (await activity(url, FEED_READ_WAITING)) === '1');
-      const reading = store.caughtUp() ?? assert.fail('a listening store waits for what the database committed');
+      const reading = readWaiting(store);
       relay.cutFeed({ holdCheck: true });
       await within('the read waiting when the connection dropped', reading);
       assert.equal(store.getJson(1), '{"id":1,"title":"T","author":"A","year":2000}');
       await sql(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep'");
       assert.equal(await other, 'ended');
-    } finally {
-      relay.close();
-    }
+    });
+  });
+
+  it('a database that stops answering without closing its connections: reads answer from memory after a bound and /readyz says so, until it answers again', async () => {
+    await withRelayedStore(async (store, relay) => {
+      relay.freeze();
+      // Answered once the read's 3 s timeout has passed.
+      await within('a read while the database does not answer', readWaiting(store));
+      assert.equal(store.writable, false, 'not ready while the database does not answer');
+      assert.equal(store.caughtUp(), undefined, 'the next read answers from memory at once');
+      relay.thaw();
+      await until('ready again once the database answers (asked again by itself)', () => store.writable);
+      assert.deepEqual(await store.create(book), { id: 2, ...book });
+    });
   });
 
   it('a reconnect is not mistaken for lost commits when this process commits while the new connection checks the database', async () => {
-    const url = await cluster.createDatabase();
-    const relay = await feedRelay(cluster.dir);
-    try {
-      const store = await openStore(relayed(url, relay.port));
-      await store.create(book);
+    await withRelayedStore(async (store, relay) => {
       relay.cutFeed({ holdCheck: true });
       await until('the new feed connection asking the database its seq', () => relay.holding);
       // Committed and in memory while that answer is on its way.
@@ -241,9 +259,7 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
       relay.release();
       await until('the store writable again', () => store.writable);
       assert.equal((await store.create(book)).id, 3);
-    } finally {
-      relay.close();
-    }
+    });
   });
 
   it('a database behind what the process served (a failover to a lagging replica) stops writes and readiness until a restart', async () => {

@@ -36,6 +36,10 @@ export interface FeedRelay {
   cutFeed(options: { holdCheck: boolean }): void;
   /** Sends what was held back. */
   release(): void;
+  /** Holds back everything the database sends, on every connection, as a frozen database or a network that drops packets would. */
+  freeze(): void;
+  /** Sends everything held back by freeze(), and lets what follows through. */
+  thaw(): void;
   close(): void;
 }
 
@@ -49,12 +53,13 @@ interface Pair {
 /**
  * A TCP relay on 127.0.0.1 to the cluster's socket in `socketDir`, as the network between a store
  * and its database: it can cut the feed's listening connection and hold back what the database
- * answers to the connection that replaces it.
+ * answers to the connection that replaces it, or hold back all it answers.
  */
 export async function feedRelay(socketDir: string): Promise<FeedRelay> {
   const pairs = new Set<Pair>();
   let holdNext = false;
   let held: { socket: Socket; bytes: Buffer[] } | undefined;
+  let frozen: Map<Socket, Buffer[]> | undefined;
   const relay = createServer((client) => {
     const pair: Pair = { client, server: connect(join(socketDir, '.s.PGSQL.5432')), feed: false };
     pairs.add(pair);
@@ -66,7 +71,11 @@ export async function feedRelay(socketDir: string): Promise<FeedRelay> {
       }
       pair.server.write(bytes);
     });
-    pair.server.on('data', (bytes: Buffer) => (held?.socket === client ? held.bytes.push(bytes) : client.write(bytes)));
+    pair.server.on('data', (bytes: Buffer) => {
+      if (held?.socket === client) held.bytes.push(bytes);
+      else if (frozen !== undefined) frozen.set(client, [...(frozen.get(client) ?? []), bytes]);
+      else client.write(bytes);
+    });
     for (const socket of [client, pair.server]) {
       socket.on('error', () => {});
       socket.on('close', () => {
@@ -91,6 +100,14 @@ export async function feedRelay(socketDir: string): Promise<FeedRelay> {
       const { socket, bytes } = held as { socket: Socket; bytes: Buffer[] };
       held = undefined;
       for (const chunk of bytes) socket.write(chunk);
+    },
+    freeze() {
+      frozen = new Map();
+    },
+    thaw() {
+      const waiting = frozen ?? new Map<Socket, Buffer[]>();
+      frozen = undefined;
+      for (const [socket, bytes] of waiting) for (const chunk of bytes) socket.write(chunk);
     },
     close() {
       relay.close();

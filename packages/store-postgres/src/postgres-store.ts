@@ -45,7 +45,7 @@ export class PostgresBookStore implements DurableBookStore {
   }
 
   get writable(): boolean {
-    return this.#closing === undefined && this.#lost === undefined && this.#p.follower.listening && !this.#p.writer.failed;
+    return this.#closing === undefined && this.#lost === undefined && this.#p.follower.listening && !this.#p.writer.failed && !this.#p.barrier.failing;
   }
 
   get stats(): Readonly<StoreStats> {
@@ -60,8 +60,9 @@ export class PostgresBookStore implements DurableBookStore {
   }
 
   caughtUp(): Promise<void> | undefined {
-    // The database cannot be reached: memory is all there is to answer from.
-    if (!this.#p.follower.listening || this.#closing !== undefined) return undefined;
+    // The database cannot be reached, or does not answer (the barrier asks it again by itself):
+    // memory is all there is to answer from.
+    if (!this.#p.follower.listening || this.#p.barrier.failing || this.#closing !== undefined) return undefined;
     return this.#p.barrier.committedSeq().then(
       (seq) => this.#p.follower.waitFor(seq),
       () => {},
@@ -111,6 +112,7 @@ export class PostgresBookStore implements DurableBookStore {
 
   async #close(): Promise<void> {
     clearInterval(this.#probe);
+    this.#p.barrier.close();
     await this.#p.writer.idle();
     await this.#p.follower.close();
     this.#p.mirror.feed.release();
