@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createLogger, Registry, type DurableBookStore, type Logger } from '../src/index.ts';
+import { NO_STORE_OBSERVER, type StoreObserver } from '../src/store/observer.ts';
 import { needsPostgres, sql, startCluster, storePackage, type Cluster } from './helpers/postgres.ts';
 import { feedRelay, serverEndingEachSession, type FeedRelay } from './helpers/postgres-network.ts';
 import { until, within } from './helpers/wait.ts';
@@ -17,6 +18,8 @@ const FEED_READ_WAITING = "wait_event_type = 'Lock' AND query LIKE 'SELECT seq, 
 const HOLD_FEED_TABLE = 'BEGIN; LOCK TABLE book_changes IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60)';
 /** What a read waits for: a listening store asks the database what it committed. */
 const readWaiting = (store: DurableBookStore): Promise<void> => store.caughtUp() ?? assert.fail('a listening store waits for what the database committed');
+/** How many `query` round trips the store's metrics in `registry` have counted (failed ones too). */
+const queriesCounted = (registry: Registry, query: 'seq' | 'changes'): number => Number(new RegExp(`^book_catalogue_pg_query_duration_seconds_count\\{query="${query}"\\} (\\d+)$`, 'm').exec(registry.expose())?.[1] ?? 0);
 /** `url` (a cluster's database) reached through a relay on 127.0.0.1:`port`. */
 const relayed = (url: string, port: number): string => url.replace(/^postgresql:\/\/postgres@\/(\w+)\?.*$/, `postgres://postgres@127.0.0.1:${port}/$1`);
 
@@ -33,20 +36,21 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     for (const store of open) await store.close();
     await cluster?.remove();
   });
-  const openStore = async (url: string, options: { registry?: Registry; logger?: Logger; poolSize?: number } = {}): Promise<DurableBookStore> => {
+  const openStore = async (url: string, options: { registry?: Registry; logger?: Logger; poolSize?: number; observer?: StoreObserver } = {}): Promise<DurableBookStore> => {
     const store = await (await storePackage()).openPostgresStore(url, options);
     open.push(store);
     return store;
   };
 
-  /** A store on a new database, reached through a relay, holding one book: `use` it, then the relay closes. */
-  const withRelayedStore = async (use: (store: DurableBookStore, relay: FeedRelay, url: string) => Promise<void>): Promise<void> => {
+  /** A store on a new database, reached through a relay, holding one book, with its metrics: `use` it, then the relay closes. */
+  const withRelayedStore = async (use: (store: DurableBookStore, relay: FeedRelay, url: string, registry: Registry) => Promise<void>): Promise<void> => {
     const url = await cluster.createDatabase();
     const relay = await feedRelay(cluster.dir);
+    const registry = new Registry();
     try {
-      const store = await openStore(relayed(url, relay.port));
+      const store = await openStore(relayed(url, relay.port), { registry });
       await store.create(book);
-      await use(store, relay, url);
+      await use(store, relay, url, registry);
     } finally {
       relay.close();
     }
@@ -73,6 +77,13 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
       'postgresql://catalogue@/books?host=/run/postgresql&pass%77ord=***&ssl%70assword=***&password=***&password=***',
     );
     assert.equal(redactedUrl('postgres://cata\nlogue:pass\tword@db.internal/books?sslmode=require&application_name=a=b'), 'postgres://catalogue:***@db.internal/books?sslmode=require&application_name=a=b');
+    // Both at once, and an @ in the query after a port's colon: more is hidden, never less.
+    assert.equal(
+      redactedUrl('postgres://app:LongPassword123@db/books?sslmode=verify-full&sslkey=/k&sslpassword=KeyPass'),
+      'postgres://app:***@db/books?sslmode=verify-full&sslkey=/k&sslpassword=***',
+    );
+    assert.equal(redactedUrl('postgres://app@db:5432/books?application_name=a@b&password=Q'), 'postgres://app@db:***@b&password=***');
+    assert.equal(redactedUrl('postgres://app:pa?ss@db/books'), 'postgres://app:***@db/books');
   });
 
   it('metrics: the pool by state, queries waiting, the listening connection and query durations by query', async () => {
@@ -136,12 +147,18 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     }
   });
 
-  it('a database that refuses every write logs one line per interval, naming why, not one per write', async () => {
+  it('a database that refuses every write: one log line per interval, naming why, not one per write, and the rolled-back connection kept', async () => {
     const url = await cluster.createDatabase();
     const lines: string[] = [];
     const store = await openStore(url, { logger: createLogger({ level: 'error', write: (line) => lines.push(line) }) });
     await sql(url, 'ALTER TABLE catalogue ADD CONSTRAINT refuse_writes CHECK (seq = 0) NOT VALID');
-    for (let n = 0; n < 3; n++) await assert.rejects(store.create(book), /database write failed/);
+    // A refused transaction, rolled back, gives its connection back to the pool: the next one reuses it.
+    const rolledBack = (): Promise<string> => sql(url, "SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE application_name = 'book-catalogue' AND query = 'ROLLBACK'");
+    await assert.rejects(store.create(book), /database write failed/);
+    const kept = await rolledBack();
+    assert.match(kept, /^\d+$/);
+    for (let n = 0; n < 2; n++) await assert.rejects(store.create(book), /database write failed/);
+    assert.equal(await rolledBack(), kept);
     assert.equal(lines.length, 1, lines.join('\n'));
     const line = JSON.parse(lines[0] as string) as { msg: string; err: { message: string } };
     assert.equal(line.msg, 'a PostgreSQL write transaction failed');
@@ -167,10 +184,12 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
   it('a feed that cannot be read logs one line per interval, however often it is tried again', async () => {
     const url = await cluster.createDatabase();
     const lines: string[] = [];
-    const store = await openStore(url, { logger: createLogger({ level: 'warn', write: (line) => lines.push(line) }) });
+    const registry = new Registry();
+    const store = await openStore(url, { registry, logger: createLogger({ level: 'warn', write: (line) => lines.push(line) }) });
+    const before = queriesCounted(registry, 'changes');
     await sql(url, "ALTER TABLE book_changes RENAME TO book_changes_away; SELECT pg_notify('book_catalogue_changes', '1')");
-    // Tried again after 0.1, 0.2, 0.4 and 0.8 s.
-    await delay(1600);
+    // Tried again after 0.1, 0.2 and 0.4 s.
+    await until('the feed read and tried again twice', () => queriesCounted(registry, 'changes') >= before + 3);
     await sql(url, 'ALTER TABLE book_changes_away RENAME TO book_changes');
     assert.equal(lines.filter((line) => line.includes('reading the change feed from the database failed')).length, 1, lines.join('\n'));
     assert.equal(store.writable, true);
@@ -185,6 +204,19 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     assert.deepEqual(lines, []);
     assert.equal(store.writable, true);
     assert.deepEqual(await store.create(book), { id: 1, ...book });
+  });
+
+  it('an observer that throws when told of a commit does not turn the committed write into a failed one', async () => {
+    const url = await cluster.createDatabase();
+    const observer: StoreObserver = {
+      ...NO_STORE_OBSERVER,
+      committed: () => {
+        throw new Error('metrics sink down');
+      },
+    };
+    const store = await openStore(url, { observer });
+    assert.deepEqual(await store.create(book), { id: 1, ...book });
+    assert.equal(await sql(url, 'SELECT seq FROM catalogue'), '1');
   });
 
   it('a logger that throws while a failed write is reported: the write is refused, nothing is left unhandled, and the next write commits', async () => {
@@ -224,11 +256,14 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
   });
 
   it('what waits for the feed when its connection drops is answered from memory, not held for the whole outage', async () => {
-    await withRelayedStore(async (store, relay, url) => {
+    await withRelayedStore(async (store, relay, url, registry) => {
       // Seq 2 is committed, but the store's read of it waits behind another session's lock.
       const other = sql(url, `BEGIN; UPDATE catalogue SET seq = 2; INSERT INTO book_changes VALUES (2, 'deleted', 1, NULL); DELETE FROM books; SELECT pg_notify('book_catalogue_changes', '2'); COMMIT; ${HOLD_FEED_TABLE}`).catch(() => 'ended');
       await until('the store reading the feed, waiting for the table', async () => (await activity(url, FEED_READ_WAITING)) === '1');
+      const seqReads = queriesCounted(registry, 'seq');
       const reading = readWaiting(store);
+      // The read has the database's seq (2) and waits for memory to reach it when the connection drops.
+      await until('the read asking the database its seq', () => queriesCounted(registry, 'seq') > seqReads);
       relay.cutFeed({ holdCheck: true });
       await within('the read waiting when the connection dropped', reading);
       assert.equal(store.getJson(1), '{"id":1,"title":"T","author":"A","year":2000}');
@@ -260,6 +295,29 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
       await until('the store writable again', () => store.writable);
       assert.equal((await store.create(book)).id, 3);
     });
+  });
+
+  it('a process that fell too far behind the feed stops writes and readiness, and its reads answer from memory instead of waiting for what it will never read', async () => {
+    const url = await cluster.createDatabase();
+    const errors: string[] = [];
+    const registry = new Registry();
+    const store = await openStore(url, { registry, logger: createLogger({ level: 'error', write: (line) => errors.push(line) }) });
+    await store.create(book);
+    // Other processes committed seqs 2 and 3, and the table was trimmed past 2; this store's read waits behind a lock.
+    const other = sql(url, `BEGIN; UPDATE catalogue SET seq = 3; INSERT INTO book_changes VALUES (3, 'deleted', 1, NULL); DELETE FROM books; SELECT pg_notify('book_catalogue_changes', '3'); COMMIT; ${HOLD_FEED_TABLE}`).catch(() => 'ended');
+    await until('the store reading the feed, waiting for the table', async () => (await activity(url, FEED_READ_WAITING)) === '1');
+    const seqReads = queriesCounted(registry, 'seq');
+    const waiting = readWaiting(store);
+    await until('the read asking the database its seq', () => queriesCounted(registry, 'seq') > seqReads);
+    await sql(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep'");
+    assert.equal(await other, 'ended');
+    await within('the read waiting when the gap was found', waiting);
+    assert.equal(store.writable, false);
+    await within('a read after it', store.caughtUp() ?? Promise.resolve());
+    const reads = queriesCounted(registry, 'changes');
+    await sql(url, "SELECT pg_notify('book_catalogue_changes', '3')");
+    await until('the store reading the feed again', () => queriesCounted(registry, 'changes') > reads);
+    assert.equal(errors.filter((line) => line.includes('no longer in book_changes')).length, 1, errors.join('\n'));
   });
 
   it('a database behind what the process served (a failover to a lagging replica) stops writes and readiness until a restart', async () => {

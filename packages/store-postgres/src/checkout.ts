@@ -2,8 +2,9 @@ import type { Pool, PoolClient } from 'pg';
 
 /** Thrown when the connection a transaction ran on was lost before the transaction ended. */
 export class ConnectionLostError extends Error {
-  /** `when` says at which point, where that changes what the loss means. */
-  constructor(cause: unknown, when = '') {
+  /** After COMMIT was sent, the loss leaves the outcome unknown, and the message says so. */
+  constructor(cause: unknown, { afterCommit = false } = {}) {
+    const when = afterCommit ? ' after COMMIT was sent, so the write may have committed (the feed shows it if it did)' : '';
     super(`the connection to PostgreSQL was lost${when}: ${(cause as Error | undefined)?.message ?? String(cause)}`, { cause });
     this.name = 'ConnectionLostError';
   }
@@ -14,26 +15,29 @@ export class ConnectionLostError extends Error {
  *
  * While a connection is checked out, node-postgres reports its loss as an `'error'` event on the
  * client, which Node throws when nothing listens: the process would exit on a database restart.
- * This listens for as long as the connection is held. A failure rolls back what `use` began and
- * closes the connection instead of giving it back to the pool; when the connection was lost (that
- * event, or the server's FATAL answer that ends a session, as `pg_terminate_backend` and a
- * shutdown send) it is thrown as ConnectionLostError.
+ * This listens for as long as the connection is held. A failure rolls back what `use` began (a
+ * connection the ROLLBACK fails on is closed, not given back to the pool); when the connection was
+ * lost (that event, or the server's FATAL answer that ends a session, as `pg_terminate_backend`
+ * and a shutdown send) it is closed and the failure thrown as ConnectionLostError.
  */
 export async function withConnection<T>(pool: Pool, use: (client: PoolClient) => Promise<T>): Promise<T> {
   const held = await checkOut(pool);
   const { client } = held;
-  let failed = false;
+  // Whether the connection goes back to the pool: not one that failed mid-transaction, unless a
+  // ROLLBACK brought it back to a known state.
+  let reusable = true;
   try {
     return await use(client);
   } catch (err) {
-    failed = true;
     const lost = held.dropped !== undefined || endsSession(err);
-    if (!lost) await client.query('ROLLBACK').catch(() => {});
+    reusable = !lost && (await client.query('ROLLBACK').then(
+      () => true,
+      () => false,
+    ));
     throw lost ? new ConnectionLostError(err) : err;
   } finally {
     client.off('error', held.onError);
-    // A connection that failed mid-transaction may be in any state: it is closed, never reused.
-    client.release(failed);
+    client.release(!reusable);
   }
 }
 

@@ -2,6 +2,7 @@ import { LogRate, REPEATED_FAILURE_LOG_MS, type ChangeEntry, type Logger } from 
 import pg from 'pg';
 import { entryOf, type ChangeRow, type Mirror } from './mirror.ts';
 import type { QueryTimer } from './pool-metrics.ts';
+import { timedRead } from './timeouts.ts';
 import { CHANNEL } from './schema.ts';
 
 /** Changes per query while catching up. */
@@ -115,12 +116,14 @@ export class Follower {
       this.#again = false;
       try {
         for (;;) {
-          const { rows } = await timer.time('changes', () => pool.query<ChangeRow>('SELECT seq, type, id, book FROM book_changes WHERE seq > $1 ORDER BY seq LIMIT $2', [mirror.seq, PULL_ROWS]));
+          const { rows } = await timer.time('changes', () => pool.query<ChangeRow>(timedRead('SELECT seq, type, id, book FROM book_changes WHERE seq > $1 ORDER BY seq LIMIT $2', [mirror.seq, PULL_ROWS])));
           if (rows.length === 0) break;
           const entries = rows.map(entryOf);
           const gap = entries.findIndex((e, i) => e.seq !== mirror.seq + 1 + i);
           if (gap !== -1) {
             this.#o.lost(new Error(`the changes after seq ${mirror.seq} are no longer in book_changes (it holds seq ${entries[0]?.seq} on): this process fell too far behind; restart it`));
+            // Memory will never reach what they wait for.
+            this.#releaseWaiters();
             return;
           }
           mirror.apply(entries);
@@ -140,8 +143,9 @@ export class Follower {
     } while (this.#again && !this.#closed);
   }
 
+  /** A reconnect reads the feed itself: only a read that failed while listening is tried again. */
   #pullAgainLater(): void {
-    if (this.#closed || this.#pullRetry !== undefined) return;
+    if (this.#closed || !this.#listening || this.#pullRetry !== undefined) return;
     this.#pullRetry = setTimeout(() => {
       this.#pullRetry = undefined;
       this.pull();
@@ -179,7 +183,8 @@ export class Follower {
     // applied before its answer arrives would make a database that lost nothing look behind.
     const served = this.#o.mirror.seq;
     const { rows } = await client.query<{ seq: string }>('SELECT seq FROM catalogue');
-    if (this.#closed) return;
+    // Closed, or dropped while that answer came: the next connection checks again.
+    if (this.#closed || client !== this.#client) return;
     const seq = Number(rows[0]?.seq ?? 0);
     if (seq < served) {
       // A failover to a replica that had not received the last commits: new writes would reuse seqs clients already have.

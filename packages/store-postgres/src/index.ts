@@ -12,14 +12,13 @@ import { poolMetrics } from './pool-metrics.ts';
 import { PostgresBookStore } from './postgres-store.ts';
 import { ensureSchema } from './schema.ts';
 import { SeqBarrier } from './seq-barrier.ts';
+import { CONNECT_TIMEOUT_MS } from './timeouts.ts';
 import { Writer } from './writer.ts';
 
 export { readDump, writeDump } from './catalogue-copy.ts';
 
 /** Connections per process unless PostgresStoreOptions.poolSize says otherwise. */
 export const DEFAULT_POOL_SIZE = 10;
-/** How long a query waits for a connection (the database unreachable) before it fails. */
-const CONNECT_TIMEOUT_MS = 3000;
 
 export interface PostgresStoreOptions {
   logger?: Logger;
@@ -36,30 +35,35 @@ export interface PostgresStoreOptions {
 /**
  * The URL as logs may show it: the password replaced, wherever node-postgres would read one. It
  * parses with the WHATWG URL parser, which drops tabs and newlines anywhere, ends the user part at
- * the last `@` (so a password may hold a raw `@`, or a `/`, which fails the parse, and the URL is
- * then shown in the error) and decodes `%xx` in parameter names, all of which it reads as
- * settings. So everything from the user name's `:` to the last `@` is replaced (which hides a host
- * after an `@` in the query too), and so is the value of every parameter whose decoded name holds
- * `password` (`password`, `sslpassword`).
+ * the last `@` (so a password may hold a raw `@`, or a `/` or `?`, which fail the parse) and
+ * decodes `%xx` in parameter names, all of which it reads as settings. So the value of every
+ * parameter whose decoded name holds `password` (`password`, `sslpassword`) is replaced, and so is
+ * everything from the user name's `:` to the last `@` (which hides more than the password when an
+ * `@` follows it, in the query or in a password that failed the parse).
  */
 export function redactedUrl(url: string): string {
   const plain = url.replace(/[\t\n\r]/g, '');
   const userStart = plain.indexOf('://') + 3;
-  const colon = plain.indexOf(':', userStart);
-  const at = plain.lastIndexOf('@');
-  const shown = userStart >= 3 && colon !== -1 && colon < at ? `${plain.slice(0, colon + 1)}***${plain.slice(at)}` : plain;
-  const query = shown.indexOf('?', Math.max(at, userStart));
-  if (query === -1) return shown;
-  const fragment = shown.indexOf('#', query);
-  const end = fragment === -1 ? shown.length : fragment;
-  const params = shown
+  // Parameters first: the user part's replacement moves what follows it.
+  const shown = hideParams(plain, plain.indexOf('?', userStart));
+  const colon = shown.indexOf(':', userStart);
+  const at = shown.lastIndexOf('@');
+  return userStart >= 3 && colon !== -1 && colon < at ? `${shown.slice(0, colon + 1)}***${shown.slice(at)}` : shown;
+}
+
+/** `url` with the value of every parameter after `query` (the `?`) whose decoded name holds `password` replaced. */
+function hideParams(url: string, query: number): string {
+  if (query === -1) return url;
+  const fragment = url.indexOf('#', query);
+  const end = fragment === -1 ? url.length : fragment;
+  const params = url
     .slice(query + 1, end)
     .split('&')
     .map((param) => {
       const name = param.split('=', 1)[0] as string;
       return /password/i.test(percentDecoded(name)) ? `${name}=***` : param;
     });
-  return `${shown.slice(0, query + 1)}${params.join('&')}${shown.slice(end)}`;
+  return `${url.slice(0, query + 1)}${params.join('&')}${url.slice(end)}`;
 }
 
 /** `%xx` decoded as URLSearchParams decodes names, enough to compare with an ASCII name. */

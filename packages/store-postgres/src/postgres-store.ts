@@ -55,14 +55,15 @@ export class PostgresBookStore implements DurableBookStore {
 
   /** The follower found its changes gone from the table: writes stop and /readyz says so until a restart. */
   lose(err: Error): void {
+    if (this.#lost !== undefined) return;
     this.#lost = err;
     this.#p.logger.error(err.message);
   }
 
   caughtUp(): Promise<void> | undefined {
-    // The database cannot be reached, or does not answer (the barrier asks it again by itself):
-    // memory is all there is to answer from.
-    if (!this.#p.follower.listening || this.#p.barrier.failing || this.#closing !== undefined) return undefined;
+    // The database cannot be reached, or does not answer (the barrier asks it again by itself), or
+    // memory can no longer follow it: memory is all there is to answer from.
+    if (!this.#p.follower.listening || this.#p.barrier.failing || this.#lost !== undefined || this.#closing !== undefined) return undefined;
     return this.#p.barrier.committedSeq().then(
       (seq) => this.#p.follower.waitFor(seq),
       () => {},
@@ -132,7 +133,7 @@ export class PostgresBookStore implements DurableBookStore {
    * says so, so the store tries a write of its own (one that changes nothing) every few seconds.
    */
   #startProbe(): void {
-    if (!this.#p.writer.failed || this.#probe !== undefined) return;
+    if (!this.#p.writer.failed || this.#probe !== undefined || this.#closing !== undefined) return;
     this.#probe = setInterval(() => {
       if (!this.#p.writer.failed) {
         clearInterval(this.#probe);

@@ -1,15 +1,9 @@
-import type { Pool, QueryConfig } from 'pg';
+import type { Pool } from 'pg';
 import type { QueryTimer } from './pool-metrics.ts';
+import { timedRead } from './timeouts.ts';
 
-/**
- * How long a read waits for the database's seq. A database that does not answer (frozen, or
- * behind a network that drops packets without a reset) would otherwise hold every read: past
- * this, reads answer from memory, as while the database cannot be reached, and /readyz says 503.
- * The same as the pool's connect timeout.
- */
-export const READ_TIMEOUT_MS = 3000;
-/** node-postgres reads `query_timeout` from a query's config as well; its types name it only on a client's. */
-const READ_SEQ: QueryConfig & { query_timeout: number } = { text: 'SELECT seq FROM catalogue', query_timeout: READ_TIMEOUT_MS };
+/** The read, failed past READ_TIMEOUT_MS. */
+const READ_SEQ = timedRead('SELECT seq FROM catalogue');
 /** While the database does not answer, how often it is asked again with no read to ask it. */
 const RETRY_MS = 2000;
 
@@ -49,7 +43,7 @@ export class SeqBarrier {
     return this.#next;
   }
 
-  /** Whether the last read failed (timed out): until one succeeds, reads answer from memory. */
+  /** Whether the last read failed (no answer within READ_TIMEOUT_MS, or an error): until one succeeds, reads answer from memory. */
   get failing(): boolean {
     return this.#failing;
   }

@@ -24,10 +24,11 @@ export interface WriterOptions {
   timer: QueryTimer;
 }
 
-/** What one transaction committed: the changes and the position after them. */
+/** What one transaction committed: the changes, each op's result, and how long its COMMIT took. */
 interface Committed {
   entries: ChangeEntry[];
   results: ReturnType<typeof planBatch>['results'];
+  commitSeconds: number;
 }
 
 /**
@@ -37,7 +38,8 @@ interface Committed {
  * transaction gives follow the last committed ones, and seq order is commit order (a sequence
  * alone would not be: a transaction that took seq 11 could commit before the one holding 10, and a
  * follower reading from 11 would never see 10). An op is answered only once its transaction has
- * committed (synchronous_commit: durable) and this process's memory holds it.
+ * committed (synchronous_commit: durable) and this process's memory holds it, or, while the
+ * database cannot be reached, once committed: memory catches up when it can be reached again.
  */
 export class Writer {
   readonly #o: WriterOptions;
@@ -95,15 +97,11 @@ export class Writer {
       this.failed = true;
       const err = new StoreUnavailableError('database write failed', { cause });
       for (const w of batch) w.reject(err);
-      // Told once the waiters have their answer, and a logger or observer that throws (a closed log
-      // pipe) does not stop the writer: the database, not this process, holds what committed.
-      try {
+      this.#report(() => {
         this.#o.observer.writeFailed();
         const unlogged = this.#failures.due();
         if (unlogged !== undefined) this.#o.logger.error('a PostgreSQL write transaction failed', { err: cause as Error, changes: batch.length, unlogged });
-      } catch {
-        // Nothing else to tell it to: the logger may be what failed.
-      }
+      });
       return;
     }
     this.failed = false;
@@ -120,6 +118,23 @@ export class Writer {
       });
     });
     this.#answering.add(answering);
+    if (committed.entries.length === 0) return;
+    this.batches++;
+    this.records += committed.entries.length;
+    this.#report(() => this.#o.observer.committed(committed.entries.length, committed.commitSeconds));
+  }
+
+  /**
+   * Tells the observer and the log, once the batch's answers are settled or on their way: one that
+   * throws (a closed log pipe) changes neither those answers nor the writer, since the database,
+   * not this process, holds what committed.
+   */
+  #report(tell: () => void): void {
+    try {
+      tell();
+    } catch {
+      // Nothing else to tell it to: the logger may be what failed.
+    }
   }
 
   /**
@@ -132,14 +147,17 @@ export class Writer {
   async #transaction(ops: readonly Op[]): Promise<Committed> {
     for (let attempt = 0; ; attempt++) {
       let commitSent = false;
+      let committed: Committed;
       try {
-        return await withConnection(this.#o.pool, (client) => this.#attempt(client, ops, () => (commitSent = true)));
+        committed = await withConnection(this.#o.pool, (client) => this.#attempt(client, ops, () => (commitSent = true)));
       } catch (err) {
-        if (err instanceof ConnectionLostError && commitSent) throw new ConnectionLostError(err.cause, ' after COMMIT was sent, so the write may have committed (the feed shows it if it did)');
+        if (err instanceof ConnectionLostError && commitSent) throw new ConnectionLostError(err.cause, { afterCommit: true });
         if (!(err instanceof ConnectionLostError) || attempt >= this.#o.pool.options.max) throw err;
         const unlogged = this.#retries.due();
         if (unlogged !== undefined) this.#o.logger.warn('a PostgreSQL connection was lost before its write transaction committed; running it again on another', { err, unlogged });
+        continue;
       }
+      return committed;
     }
   }
 
@@ -153,16 +171,13 @@ export class Writer {
     const plan = planBatch(ops, (id) => current.get(id), Number(row.next_id), seq);
     if (plan.entries.length === 0) {
       await client.query('ROLLBACK');
-      return { entries: [], results: plan.results };
+      return { entries: [], results: plan.results, commitSeconds: 0 };
     }
     await timer.time('write', () => writeChanges(client, plan.entries, plan.changes, plan.seq, plan.nextId, seq));
     const start = performance.now();
     committing();
     await timer.time('commit', () => client.query('COMMIT'));
-    this.batches++;
-    this.records += plan.entries.length;
-    this.#o.observer.committed(plan.entries.length, (performance.now() - start) / 1000);
-    return { entries: plan.entries, results: plan.results };
+    return { entries: plan.entries, results: plan.results, commitSeconds: (performance.now() - start) / 1000 };
   }
 
   /** The committed JSON of every book the ops name, read under the row lock (so no later commit can change it first). */
