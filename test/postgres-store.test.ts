@@ -70,7 +70,9 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
       redactedUrl('postgresql://catalogue@/books?host=/run/postgresql&password=QuerySecret123&sslpassword=KeySecret&sslmode=require'),
       'postgresql://catalogue@/books?host=/run/postgresql&password=***&sslpassword=***&sslmode=require',
     );
-    assert.equal(redactedUrl('postgres://db.internal/books?PASSWORD=Upper#x'), 'postgres://db.internal/books?PASSWORD=***#x');
+    // A raw # ends the parameters for the parser, but may be part of the password: hidden too.
+    assert.equal(redactedUrl('postgres://db.internal/books?PASSWORD=Upper#Tail77'), 'postgres://db.internal/books?PASSWORD=***');
+    assert.equal(redactedUrl('postgres://db.internal/books?sslmode=require#x'), 'postgres://db.internal/books?sslmode=require#x');
     // Names are percent-decoded, and tabs and newlines dropped, before node-postgres reads them.
     assert.equal(
       redactedUrl('postgresql://catalogue@/books?host=/run/postgresql&pass%77ord=EncName111&ssl%70assword=Enc2&pass\tword=Tab&pass\nword=Lf'),

@@ -51,19 +51,21 @@ export function redactedUrl(url: string): string {
   return userStart >= 3 && colon !== -1 && colon < at ? `${shown.slice(0, colon + 1)}***${shown.slice(at)}` : shown;
 }
 
-/** `url` with the value of every parameter after `query` (the `?`) whose decoded name holds `password` replaced. */
+/**
+ * `url` with the value of every parameter after `query` (the `?`) whose decoded name holds
+ * `password` replaced. A `#` ends the parameters for the parser, but a password holding a raw `#`
+ * would go on past it: a replaced value runs to the end of the URL.
+ */
 function hideParams(url: string, query: number): string {
   if (query === -1) return url;
-  const fragment = url.indexOf('#', query);
-  const end = fragment === -1 ? url.length : fragment;
   const params = url
-    .slice(query + 1, end)
+    .slice(query + 1)
     .split('&')
     .map((param) => {
       const name = param.split('=', 1)[0] as string;
       return /password/i.test(percentDecoded(name)) ? `${name}=***` : param;
     });
-  return `${url.slice(0, query + 1)}${params.join('&')}${url.slice(end)}`;
+  return `${url.slice(0, query + 1)}${params.join('&')}`;
 }
 
 /** `%xx` decoded as URLSearchParams decodes names, enough to compare with an ASCII name. */
