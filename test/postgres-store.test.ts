@@ -14,8 +14,25 @@ const book = { title: 'T', author: 'A', year: 2000 };
 const activity = (url: string, where: string): Promise<string> => sql(url, `SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ${where}`);
 /** The store's read of the feed, waiting for a lock. */
 const FEED_READ_WAITING = "wait_event_type = 'Lock' AND query LIKE 'SELECT seq, type, id, book FROM book_changes%'";
-/** Another session holding the feed's table, so the store's read of it waits (until that session is ended). */
-const HOLD_FEED_TABLE = 'BEGIN; LOCK TABLE book_changes IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60)';
+
+/**
+ * What another process committed (`changes`, up to `seq`), read by the store only once `release`d:
+ * a third session holds the feed's table before the notification goes out, so the store's read of
+ * it waits (taking the lock after the notification would race that read).
+ */
+async function commitBehindHeldFeed(url: string, changes: string, seq: number): Promise<{ release(): Promise<void> }> {
+  await sql(url, `BEGIN; ${changes}; UPDATE catalogue SET seq = ${seq}; COMMIT`);
+  const holder = sql(url, 'BEGIN; LOCK TABLE book_changes IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60)').catch(() => 'ended');
+  await until('another session holding the feed table', async () => (await activity(url, "wait_event = 'PgSleep'")) === '1');
+  await sql(url, `SELECT pg_notify('book_catalogue_changes', '${seq}')`);
+  await until('the store reading the feed, waiting for the table', async () => (await activity(url, FEED_READ_WAITING)) === '1');
+  return {
+    async release() {
+      assert.equal(await sql(url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'PgSleep'"), '1');
+      assert.equal(await holder, 'ended');
+    },
+  };
+}
 /** What a read waits for: a listening store asks the database what it committed. */
 const readWaiting = (store: DurableBookStore): Promise<void> => store.caughtUp() ?? assert.fail('a listening store waits for what the database committed');
 /** How many `query` round trips the store's metrics in `registry` have counted (failed ones too). */
@@ -240,19 +257,15 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     const url = await cluster.createDatabase();
     const store = await openStore(url);
     await store.create(book);
-    // Another process commits seq 2 and notifies; the same session then holds the feed's table, so
-    // this store's read of the change waits until an operator cancels it.
-    const other = sql(
+    // Another process commits seq 2; this store's read of it waits until an operator cancels it.
+    const held = await commitBehindHeldFeed(
       url,
-      `BEGIN; UPDATE catalogue SET seq = 2; UPDATE books SET json = '{"id":1,"title":"T","author":"A","year":2001}' WHERE id = 1;
-      INSERT INTO book_changes VALUES (2, 'updated', 1, '{"id":1,"title":"T","author":"A","year":2001}'); SELECT pg_notify('book_catalogue_changes', '2'); COMMIT;
-      ${HOLD_FEED_TABLE}`,
-    ).catch(() => 'ended');
-    await until('the store reading the feed, waiting for the table', async () => (await activity(url, FEED_READ_WAITING)) === '1');
+      `UPDATE books SET json = '{"id":1,"title":"T","author":"A","year":2001}' WHERE id = 1; INSERT INTO book_changes VALUES (2, 'updated', 1, '{"id":1,"title":"T","author":"A","year":2001}')`,
+      2,
+    );
     const reading = readWaiting(store);
     assert.equal(await sql(url, `SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ${FEED_READ_WAITING}`), '1');
-    assert.equal(await sql(url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'PgSleep'"), '1');
-    assert.equal(await other, 'ended');
+    await held.release();
     await within('the read waiting for seq 2', reading);
     assert.equal(store.getJson(1), '{"id":1,"title":"T","author":"A","year":2001}');
   });
@@ -260,8 +273,7 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
   it('what waits for the feed when its connection drops is answered from memory, not held for the whole outage', async () => {
     await withRelayedStore(async (store, relay, url, registry) => {
       // Seq 2 is committed, but the store's read of it waits behind another session's lock.
-      const other = sql(url, `BEGIN; UPDATE catalogue SET seq = 2; INSERT INTO book_changes VALUES (2, 'deleted', 1, NULL); DELETE FROM books; SELECT pg_notify('book_catalogue_changes', '2'); COMMIT; ${HOLD_FEED_TABLE}`).catch(() => 'ended');
-      await until('the store reading the feed, waiting for the table', async () => (await activity(url, FEED_READ_WAITING)) === '1');
+      const held = await commitBehindHeldFeed(url, "INSERT INTO book_changes VALUES (2, 'deleted', 1, NULL); DELETE FROM books", 2);
       const seqReads = queriesCounted(registry, 'seq');
       const reading = readWaiting(store);
       // The read has the database's seq (2) and waits for memory to reach it when the connection drops.
@@ -269,8 +281,7 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
       relay.cutFeed({ holdCheck: true });
       await within('the read waiting when the connection dropped', reading);
       assert.equal(store.getJson(1), '{"id":1,"title":"T","author":"A","year":2000}');
-      await sql(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep'");
-      assert.equal(await other, 'ended');
+      await held.release();
     });
   });
 
@@ -306,13 +317,11 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     const store = await openStore(url, { registry, logger: createLogger({ level: 'error', write: (line) => errors.push(line) }) });
     await store.create(book);
     // Other processes committed seqs 2 and 3, and the table was trimmed past 2; this store's read waits behind a lock.
-    const other = sql(url, `BEGIN; UPDATE catalogue SET seq = 3; INSERT INTO book_changes VALUES (3, 'deleted', 1, NULL); DELETE FROM books; SELECT pg_notify('book_catalogue_changes', '3'); COMMIT; ${HOLD_FEED_TABLE}`).catch(() => 'ended');
-    await until('the store reading the feed, waiting for the table', async () => (await activity(url, FEED_READ_WAITING)) === '1');
+    const held = await commitBehindHeldFeed(url, "INSERT INTO book_changes VALUES (3, 'deleted', 1, NULL); DELETE FROM books", 3);
     const seqReads = queriesCounted(registry, 'seq');
     const waiting = readWaiting(store);
     await until('the read asking the database its seq', () => queriesCounted(registry, 'seq') > seqReads);
-    await sql(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep'");
-    assert.equal(await other, 'ended');
+    await held.release();
     await within('the read waiting when the gap was found', waiting);
     assert.equal(store.writable, false);
     await within('a read after it', store.caughtUp() ?? Promise.resolve());
