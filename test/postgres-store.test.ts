@@ -10,17 +10,20 @@ import { until, within } from './helpers/wait.ts';
 
 const book = { title: 'T', author: 'A', year: 2000 };
 
-/** How many sessions on `url`'s database, other than the asking one, match `where`. */
-const activity = (url: string, where: string): Promise<string> => sql(url, `SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ${where}`);
+/** How many sessions on `url`'s database (not another test's), other than the asking one, match `where`. */
+const activity = (url: string, where: string): Promise<string> => sql(url, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND ${where}`);
 /** The store's read of the feed, waiting for a lock. */
 const FEED_READ_WAITING = "wait_event_type = 'Lock' AND query LIKE 'SELECT seq, type, id, book FROM book_changes%'";
 
 /**
- * What another process committed (`changes`, up to `seq`), read by the store only once `release`d:
- * a third session holds the feed's table before the notification goes out, so the store's read of
- * it waits (taking the lock after the notification would race that read).
+ * What another process committed (`changes`, up to `seq`), read by the store (whose metrics are in
+ * `registry`, and which made one commit of its own) only once `release`d. The store's reads of the
+ * feed so far must be done first: the one at its start and the one its own commit's notification
+ * makes (either would read this change too early). Then a second session holds the feed's table
+ * before the notification goes out, so the store's read of the change waits.
  */
-async function commitBehindHeldFeed(url: string, changes: string, seq: number): Promise<{ release(): Promise<void> }> {
+async function commitBehindHeldFeed(url: string, registry: Registry, changes: string, seq: number): Promise<{ release(): Promise<void> }> {
+  await until("the store's reads of the feed at its start and after its own commit", () => queriesCounted(registry, 'changes') >= 2);
   await sql(url, `BEGIN; ${changes}; UPDATE catalogue SET seq = ${seq}; COMMIT`);
   const holder = sql(url, 'BEGIN; LOCK TABLE book_changes IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60)').catch(() => 'ended');
   await until('another session holding the feed table', async () => (await activity(url, "wait_event = 'PgSleep'")) === '1');
@@ -28,7 +31,7 @@ async function commitBehindHeldFeed(url: string, changes: string, seq: number): 
   await until('the store reading the feed, waiting for the table', async () => (await activity(url, FEED_READ_WAITING)) === '1');
   return {
     async release() {
-      assert.equal(await sql(url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'PgSleep'"), '1');
+      assert.equal(await sql(url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'"), '1');
       assert.equal(await holder, 'ended');
     },
   };
@@ -139,7 +142,7 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
   it('a connection lost in the middle of a write transaction: the process stays up, and the write, which had not committed, commits once on another connection', async () => {
     const url = await cluster.createDatabase();
     const store = await openStore(url);
-    const terminate = (where: string): Promise<string> => sql(url, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ${where}`);
+    const terminate = (where: string): Promise<string> => sql(url, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND ${where}`);
     // Another session holds the catalogue row, so the store's write transaction waits inside it.
     const holder = sql(url, 'BEGIN; SELECT 1 FROM catalogue FOR UPDATE; SELECT pg_sleep(60)').catch(() => 'ended');
     await until('the other session holding the row', async () => (await activity(url, "wait_event = 'PgSleep'")) === '1');
@@ -172,7 +175,7 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     const store = await openStore(url, { logger: createLogger({ level: 'error', write: (line) => lines.push(line) }) });
     await sql(url, 'ALTER TABLE catalogue ADD CONSTRAINT refuse_writes CHECK (seq = 0) NOT VALID');
     // A refused transaction, rolled back, gives its connection back to the pool: the next one reuses it.
-    const rolledBack = (): Promise<string> => sql(url, "SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE application_name = 'book-catalogue' AND query = 'ROLLBACK'");
+    const rolledBack = (): Promise<string> => sql(url, "SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'book-catalogue' AND query = 'ROLLBACK'");
     await assert.rejects(store.create(book), /database write failed/);
     const kept = await rolledBack();
     assert.match(kept, /^\d+$/);
@@ -255,16 +258,18 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
 
   it('a read of the feed that fails while the listening connection stays up (a cancelled query) is tried again: what waits for those changes is answered', async () => {
     const url = await cluster.createDatabase();
-    const store = await openStore(url);
+    const registry = new Registry();
+    const store = await openStore(url, { registry });
     await store.create(book);
     // Another process commits seq 2; this store's read of it waits until an operator cancels it.
     const held = await commitBehindHeldFeed(
       url,
+      registry,
       `UPDATE books SET json = '{"id":1,"title":"T","author":"A","year":2001}' WHERE id = 1; INSERT INTO book_changes VALUES (2, 'updated', 1, '{"id":1,"title":"T","author":"A","year":2001}')`,
       2,
     );
     const reading = readWaiting(store);
-    assert.equal(await sql(url, `SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ${FEED_READ_WAITING}`), '1');
+    assert.equal(await sql(url, `SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND ${FEED_READ_WAITING}`), '1');
     await held.release();
     await within('the read waiting for seq 2', reading);
     assert.equal(store.getJson(1), '{"id":1,"title":"T","author":"A","year":2001}');
@@ -273,7 +278,7 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
   it('what waits for the feed when its connection drops is answered from memory, not held for the whole outage', async () => {
     await withRelayedStore(async (store, relay, url, registry) => {
       // Seq 2 is committed, but the store's read of it waits behind another session's lock.
-      const held = await commitBehindHeldFeed(url, "INSERT INTO book_changes VALUES (2, 'deleted', 1, NULL); DELETE FROM books", 2);
+      const held = await commitBehindHeldFeed(url, registry, "INSERT INTO book_changes VALUES (2, 'deleted', 1, NULL); DELETE FROM books", 2);
       const seqReads = queriesCounted(registry, 'seq');
       const reading = readWaiting(store);
       // The read has the database's seq (2) and waits for memory to reach it when the connection drops.
@@ -317,7 +322,7 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
     const store = await openStore(url, { registry, logger: createLogger({ level: 'error', write: (line) => errors.push(line) }) });
     await store.create(book);
     // Other processes committed seqs 2 and 3, and the table was trimmed past 2; this store's read waits behind a lock.
-    const held = await commitBehindHeldFeed(url, "INSERT INTO book_changes VALUES (3, 'deleted', 1, NULL); DELETE FROM books", 3);
+    const held = await commitBehindHeldFeed(url, registry, "INSERT INTO book_changes VALUES (3, 'deleted', 1, NULL); DELETE FROM books", 3);
     const seqReads = queriesCounted(registry, 'seq');
     const waiting = readWaiting(store);
     await until('the read asking the database its seq', () => queriesCounted(registry, 'seq') > seqReads);
