@@ -2,7 +2,8 @@
  * What a store in another package builds on (`book-catalogue/store-kit`), so that it serves exactly
  * what the file store does: the books as a process holds them in memory (the index, its list
  * snapshots), the change feed, the rule that decides a batch of writes against committed state,
- * the faults the app maps to answers, and the rate at which a recurring failure is logged. packages/store-postgres is one such store.
+ * the faults the app maps to answers, and the rate at which a recurring failure is logged.
+ * packages/store-postgres is one such store.
  */
 export { BookIndex, PAGE, pageOf, type ListSnapshot, type PageText } from './store/book-index.ts';
 export { ListSnapshots } from './store/list-snapshots.ts';

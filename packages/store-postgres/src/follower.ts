@@ -2,8 +2,9 @@ import { LogRate, REPEATED_FAILURE_LOG_MS, type ChangeEntry, type Logger } from 
 import pg from 'pg';
 import { entryOf, type ChangeRow, type Mirror } from './mirror.ts';
 import type { QueryTimer } from './pool-metrics.ts';
-import { timedRead } from './timeouts.ts';
+import { RetryTimer } from './retry-timer.ts';
 import { CHANNEL } from './schema.ts';
+import { timedRead } from './timeouts.ts';
 
 /** Changes per query while catching up. */
 const PULL_ROWS = 2000;
@@ -41,10 +42,8 @@ export class Follower {
   #pulling: Promise<void> | undefined;
   #again = false;
   #waiters: Waiter[] = [];
-  #retryMs = RETRY_FIRST_MS;
-  #retry: NodeJS.Timeout | undefined;
-  #pullRetryMs = RETRY_FIRST_MS;
-  #pullRetry: NodeJS.Timeout | undefined;
+  readonly #reconnect = new RetryTimer(RETRY_FIRST_MS, RETRY_MAX_MS);
+  readonly #pullAgain = new RetryTimer(RETRY_FIRST_MS, RETRY_MAX_MS);
   /** Every notification reads the feed: while reads fail, one line per interval. */
   readonly #readFailures = new LogRate(REPEATED_FAILURE_LOG_MS);
 
@@ -102,8 +101,8 @@ export class Follower {
 
   async close(): Promise<void> {
     this.#closed = true;
-    clearTimeout(this.#retry);
-    clearTimeout(this.#pullRetry);
+    this.#reconnect.cancel();
+    this.#pullAgain.cancel();
     this.#listening = false;
     await this.#pulling;
     await this.#client?.end().catch(() => {});
@@ -136,22 +135,12 @@ export class Follower {
         // writes waiting for those changes are answered without waiting for another commit.
         const unlogged = this.#readFailures.due();
         if (unlogged !== undefined) logger.warn('reading the change feed from the database failed; it is read again once the database answers', { err: err as Error, unlogged });
-        this.#pullAgainLater();
+        // A reconnect reads the feed itself: only a read that failed while listening is tried again.
+        if (!this.#closed && this.#listening) this.#pullAgain.schedule(() => this.pull());
         return;
       }
-      this.#pullRetryMs = RETRY_FIRST_MS;
+      this.#pullAgain.reset();
     } while (this.#again && !this.#closed);
-  }
-
-  /** A reconnect reads the feed itself: only a read that failed while listening is tried again. */
-  #pullAgainLater(): void {
-    if (this.#closed || !this.#listening || this.#pullRetry !== undefined) return;
-    this.#pullRetry = setTimeout(() => {
-      this.#pullRetry = undefined;
-      this.pull();
-    }, this.#pullRetryMs);
-    this.#pullRetry.unref();
-    this.#pullRetryMs = Math.min(this.#pullRetryMs * 2, RETRY_MAX_MS);
   }
 
   /** Answers every waiter, from what memory holds. */
@@ -191,7 +180,7 @@ export class Follower {
       this.#o.lost(new Error(`the database is at seq ${seq}, behind the seq ${served} this process has served: it lost acknowledged commits (a failover to a replica that was behind?); writes stop until this process restarts on what the database holds`));
     }
     this.#listening = true;
-    this.#retryMs = RETRY_FIRST_MS;
+    this.#reconnect.reset();
     // Commits made while nobody listened notified no one.
     this.pull();
   }
@@ -207,16 +196,13 @@ export class Follower {
   }
 
   #scheduleReconnect(): void {
-    if (this.#closed || this.#retry !== undefined) return;
-    this.#retry = setTimeout(() => {
-      this.#retry = undefined;
+    if (this.#closed) return;
+    this.#reconnect.schedule(() => {
       this.#connect().catch(() => {
         this.#client?.end().catch(() => {});
         this.#client = undefined;
-        this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
         this.#scheduleReconnect();
       });
-    }, this.#retryMs);
-    this.#retry.unref();
+    });
   }
 }

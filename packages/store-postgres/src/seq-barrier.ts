@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type { QueryTimer } from './pool-metrics.ts';
+import { RetryTimer } from './retry-timer.ts';
 import { timedRead } from './timeouts.ts';
 
 /** The read, failed past READ_TIMEOUT_MS. */
@@ -18,7 +19,7 @@ export class SeqBarrier {
   #inFlight: Promise<number> | undefined;
   #next: Promise<number> | undefined;
   #failing = false;
-  #retry: NodeJS.Timeout | undefined;
+  readonly #askAgain = new RetryTimer(RETRY_MS);
   #closed = false;
 
   constructor(pool: Pool, timer: QueryTimer) {
@@ -43,14 +44,17 @@ export class SeqBarrier {
     return this.#next;
   }
 
-  /** Whether the last read failed (no answer within READ_TIMEOUT_MS, or an error): until one succeeds, reads answer from memory. */
+  /**
+   * Whether the last read failed (no answer within READ_TIMEOUT_MS, or an error): until one
+   * succeeds, reads answer from memory.
+   */
   get failing(): boolean {
     return this.#failing;
   }
 
   close(): void {
     this.#closed = true;
-    clearTimeout(this.#retry);
+    this.#askAgain.cancel();
   }
 
   async #read(): Promise<number> {
@@ -60,17 +64,8 @@ export class SeqBarrier {
       return Number(rows[0]?.seq ?? 0);
     } catch (err) {
       this.#failing = true;
-      this.#askAgainLater();
+      if (!this.#closed) this.#askAgain.schedule(() => void this.committedSeq().catch(() => {}));
       throw err;
     }
-  }
-
-  #askAgainLater(): void {
-    if (this.#closed || this.#retry !== undefined) return;
-    this.#retry = setTimeout(() => {
-      this.#retry = undefined;
-      this.committedSeq().catch(() => {});
-    }, RETRY_MS);
-    this.#retry.unref();
   }
 }
