@@ -78,34 +78,31 @@ describe('the PostgreSQL store on its own', needsPostgres(), () => {
 
   it('what logs and messages show of STORE_URL has its password replaced', async () => {
     const { redactedUrl } = await storePackage();
-    assert.equal(redactedUrl('postgres://catalogue:s3cr%40t@db.internal:5432/books?sslmode=require'), 'postgres://catalogue:***@db.internal:5432/books?sslmode=require');
-    assert.equal(redactedUrl('postgresql://catalogue@/books?host=/run/postgresql'), 'postgresql://catalogue@/books?host=/run/postgresql');
-    assert.equal(redactedUrl('postgres://catalogue@db.internal:5432/books'), 'postgres://catalogue@db.internal:5432/books');
-    // node-postgres's URL parser ends the user part at the last @: a raw @ is part of the password.
-    assert.equal(redactedUrl('postgres://catalogue:At@Secret99@db.internal/books'), 'postgres://catalogue:***@db.internal/books');
-    // A raw / fails the parse, and the error message shows the URL.
-    assert.equal(redactedUrl('postgres://catalogue:pa/ss@db.internal/books'), 'postgres://catalogue:***@db.internal/books');
-    // node-postgres reads any query parameter as a setting, password and sslpassword included.
-    assert.equal(
-      redactedUrl('postgresql://catalogue@/books?host=/run/postgresql&password=QuerySecret123&sslpassword=KeySecret&sslmode=require'),
-      'postgresql://catalogue@/books?host=/run/postgresql&password=***&sslpassword=***&sslmode=require',
-    );
-    // A raw # ends the parameters for the parser, but may be part of the password: hidden too.
-    assert.equal(redactedUrl('postgres://db.internal/books?PASSWORD=Upper#Tail77'), 'postgres://db.internal/books?PASSWORD=***');
-    assert.equal(redactedUrl('postgres://db.internal/books?sslmode=require#x'), 'postgres://db.internal/books?sslmode=require#x');
-    // Names are percent-decoded, and tabs and newlines dropped, before node-postgres reads them.
-    assert.equal(
-      redactedUrl('postgresql://catalogue@/books?host=/run/postgresql&pass%77ord=EncName111&ssl%70assword=Enc2&pass\tword=Tab&pass\nword=Lf'),
-      'postgresql://catalogue@/books?host=/run/postgresql&pass%77ord=***&ssl%70assword=***&password=***&password=***',
-    );
-    assert.equal(redactedUrl('postgres://cata\nlogue:pass\tword@db.internal/books?sslmode=require&application_name=a=b'), 'postgres://catalogue:***@db.internal/books?sslmode=require&application_name=a=b');
-    // Both at once, and an @ in the query after a port's colon: more is hidden, never less.
-    assert.equal(
-      redactedUrl('postgres://app:LongPassword123@db/books?sslmode=verify-full&sslkey=/k&sslpassword=KeyPass'),
-      'postgres://app:***@db/books?sslmode=verify-full&sslkey=/k&sslpassword=***',
-    );
-    assert.equal(redactedUrl('postgres://app@db:5432/books?application_name=a@b&password=Q'), 'postgres://app@db:***@b&password=***');
-    assert.equal(redactedUrl('postgres://app:pa?ss@db/books'), 'postgres://app:***@db/books');
+    // [what STORE_URL may be, what logs and messages show, why]
+    const cases: [string, string, string][] = [
+      ['postgres://catalogue:s3cr%40t@db.internal:5432/books?sslmode=require', 'postgres://catalogue:***@db.internal:5432/books?sslmode=require', 'a password in the user part'],
+      ['postgresql://catalogue@/books?host=/run/postgresql', 'postgresql://catalogue@/books?host=/run/postgresql', 'no password'],
+      ['postgres://catalogue@db.internal:5432/books', 'postgres://catalogue@db.internal:5432/books', "no password, a port's colon"],
+      ['postgres://catalogue:At@Secret99@db.internal/books', 'postgres://catalogue:***@db.internal/books', "node-postgres's URL parser ends the user part at the last @"],
+      ['postgres://catalogue:pa/ss@db.internal/books', 'postgres://catalogue:***@db.internal/books', "a raw / fails the parse, and the failed start's message shows the URL"],
+      ['postgres://app:pa?ss@db/books', 'postgres://app:***@db/books', 'so does a raw ?'],
+      [
+        'postgresql://catalogue@/books?host=/run/postgresql&password=QuerySecret123&sslpassword=KeySecret&sslmode=require',
+        'postgresql://catalogue@/books?host=/run/postgresql&password=***&sslpassword=***&sslmode=require',
+        'node-postgres reads any query parameter as a setting, password and sslpassword included',
+      ],
+      ['postgres://db.internal/books?PASSWORD=Upper#Tail77', 'postgres://db.internal/books?PASSWORD=***', 'a raw # ends the parameters for the parser, but may be part of the password'],
+      ['postgres://db.internal/books?sslmode=require#x', 'postgres://db.internal/books?sslmode=require#x', 'a fragment after other parameters'],
+      [
+        'postgresql://catalogue@/books?host=/run/postgresql&pass%77ord=EncName111&ssl%70assword=Enc2&pass\tword=Tab&pass\nword=Lf',
+        'postgresql://catalogue@/books?host=/run/postgresql&pass%77ord=***&ssl%70assword=***&password=***&password=***',
+        'names are percent-decoded, and tabs and newlines dropped, before node-postgres reads them',
+      ],
+      ['postgres://cata\nlogue:pass\tword@db.internal/books?sslmode=require&application_name=a=b', 'postgres://catalogue:***@db.internal/books?sslmode=require&application_name=a=b', 'tabs and newlines in the user part'],
+      ['postgres://app:LongPassword123@db/books?sslmode=verify-full&sslkey=/k&sslpassword=KeyPass', 'postgres://app:***@db/books?sslmode=verify-full&sslkey=/k&sslpassword=***', 'both at once'],
+      ['postgres://app@db:5432/books?application_name=a@b&password=Q', 'postgres://app@db:***@b&password=***', "an @ in the query after a port's colon: more is hidden, never less"],
+    ];
+    for (const [url, shown, why] of cases) assert.equal(redactedUrl(url), shown, why);
   });
 
   it('metrics: the pool by state, queries waiting, the listening connection and query durations by query', async () => {
